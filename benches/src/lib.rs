@@ -1,0 +1,1 @@
+//! gpukit benchmarks live in `benches/`.

@@ -1,0 +1,37 @@
+//! gpukit's core: the traits a backend implements ([`Device`], [`Kernel`], [`Buffer`]),
+//! element types ([`DType`], [`Element`]), the error type ([`Error`]), launch geometry
+//! ([`LaunchConfig`]), and the backend-independent machinery every backend shares:
+//! the [`Kit`] with its memory pool, kernel cache and profiler, device-resident
+//! [`Buf`]fers, and one-call launches ([`Kit::run`], [`Kit::launch`]).
+//!
+//! This crate knows no backend and no op. Users normally depend on the `gpukit` facade,
+//! which re-exports all of this and opens devices.
+
+mod buf;
+mod device;
+mod dtype;
+mod error;
+mod kernel;
+mod kit;
+mod launch;
+mod pool;
+mod profile;
+mod run;
+
+pub use buf::Buf;
+pub use device::{Backend, Buffer, Device, DeviceInfo, DevicePtr, Kernel, KernelArg};
+pub use dtype::{DType, Element};
+pub use error::{Error, Result};
+pub use kernel::{BlockCtx, CpuBody, Global, KernelDef};
+pub use kit::Kit;
+pub use launch::{
+    Dim3, LaunchConfig, MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, MAX_SHARED_BYTES, grid_for,
+};
+pub use pool::{POOL_GRANULE, PoolStats, pool_blocks, pool_idle_bytes};
+pub use profile::{MAX_TRACE_EVENTS, ProfileEntry, ProfileReport};
+pub use run::{Binding, DevArg, require_present};
+
+/// Re-export of the `half` crate: [`half::f16`] and [`half::bf16`] element types.
+pub use half;
+/// Re-export of the `bytemuck` crate used for casting element slices.
+pub use bytemuck;

@@ -1,0 +1,256 @@
+//! gpukit's CPU backend: device memory is 64-byte-aligned host memory, a launch runs
+//! the kernel's Rust body once per block, blocks in parallel on rayon's pool, and
+//! launches are synchronous.
+//!
+//! Built-in kernels for the operator family (`{op}_{dtype}`) are registered in
+//! [`builtins`]; the operator issues fill that table.
+
+use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use gpukit_core::{
+    Backend, BlockCtx, Buffer, CpuBody, Device, DeviceInfo, DevicePtr, Dim3, Error, Kernel,
+    KernelArg, KernelDef, LaunchConfig, Result,
+};
+use rayon::prelude::*;
+
+pub mod builtins;
+
+/// Alignment of every CPU allocation: a cache line, and enough for any SIMD load.
+pub const CPU_ALIGN: usize = 64;
+
+/// The CPU as a gpukit device.
+#[derive(Debug)]
+pub struct CpuDevice {
+    info: DeviceInfo,
+}
+
+impl Default for CpuDevice {
+    fn default() -> Self {
+        CpuDevice::new()
+    }
+}
+
+fn read_proc(path: &str, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+}
+
+/// Physical memory in bytes (Linux: /proc/meminfo), or a 1 TiB guess elsewhere.
+fn total_memory() -> u64 {
+    read_proc("/proc/meminfo", "MemTotal")
+        .and_then(|v| v.trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .unwrap_or(1 << 40)
+}
+
+impl CpuDevice {
+    /// The CPU device: its model name, physical memory, and rayon's thread count.
+    pub fn new() -> CpuDevice {
+        let name = read_proc("/proc/cpuinfo", "model name").unwrap_or_else(|| "cpu".to_string());
+        CpuDevice {
+            info: DeviceInfo {
+                backend: Backend::Cpu,
+                ordinal: 0,
+                name,
+                compute_capability: None,
+                total_memory: total_memory(),
+                parallelism: rayon::current_num_threads(),
+            },
+        }
+    }
+}
+
+/// One aligned host allocation.
+struct CpuBuffer {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: the buffer is a plain heap allocation; all accesses to its bytes go through
+// the Device methods (whose callers guarantee ranges) or relaxed atomics in kernels.
+unsafe impl Send for CpuBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for CpuBuffer {}
+
+impl Buffer for CpuBuffer {
+    fn ptr(&self) -> DevicePtr {
+        DevicePtr(self.ptr.as_ptr() as usize as u64)
+    }
+    fn len(&self) -> usize {
+        self.layout.size()
+    }
+}
+
+impl Drop for CpuBuffer {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from `alloc_zeroed(layout)` and is freed exactly once.
+        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// A loaded CPU kernel: a name and a body.
+pub struct CpuKernel {
+    name: String,
+    body: CpuBody,
+}
+
+impl CpuKernel {
+    /// A kernel from a name and a body (how [`builtins`] registers kernels).
+    pub fn new(name: impl Into<String>, body: CpuBody) -> CpuKernel {
+        CpuKernel {
+            name: name.into(),
+            body,
+        }
+    }
+}
+
+impl Kernel for CpuKernel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The host pointer a CPU device address stands for.
+fn host(p: DevicePtr) -> *mut u8 {
+    p.0 as usize as *mut u8
+}
+
+fn panic_message(p: Box<dyn Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_string()
+    }
+}
+
+impl Device for CpuDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
+        let oom = || Error::OutOfMemory {
+            requested: bytes,
+            available: self.info.total_memory as usize,
+        };
+        if bytes as u64 > self.info.total_memory {
+            return Err(oom());
+        }
+        let layout = Layout::from_size_align(bytes.max(1), CPU_ALIGN).map_err(|_| oom())?;
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(p).ok_or_else(oom)?;
+        Ok(Box::new(CpuBuffer { ptr, layout }))
+    }
+
+    unsafe fn write(&self, dst: DevicePtr, src: &[u8]) -> Result<()> {
+        // SAFETY: the caller guarantees dst..dst+len is inside a live allocation, which
+        // cannot overlap the borrowed host slice `src`.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), host(dst), src.len()) };
+        Ok(())
+    }
+
+    unsafe fn read(&self, src: DevicePtr, dst: &mut [u8]) -> Result<()> {
+        // SAFETY: as in `write`, in the other direction.
+        unsafe { std::ptr::copy_nonoverlapping(host(src), dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    unsafe fn fill_zero(&self, dst: DevicePtr, bytes: usize) -> Result<()> {
+        // SAFETY: the caller guarantees the range is inside a live allocation.
+        unsafe { std::ptr::write_bytes(host(dst), 0, bytes) };
+        Ok(())
+    }
+
+    unsafe fn copy(&self, src: DevicePtr, dst: DevicePtr, bytes: usize) -> Result<()> {
+        // SAFETY: the caller guarantees both ranges are inside live allocations;
+        // `copy` (memmove) allows overlap.
+        unsafe { std::ptr::copy(host(src), host(dst), bytes) };
+        Ok(())
+    }
+
+    fn load(&self, def: &KernelDef) -> Result<Arc<dyn Kernel>> {
+        match def.cpu_body() {
+            Some(body) => Ok(Arc::new(CpuKernel::new(def.name(), body.clone()))),
+            None => Err(Error::KernelNotFound {
+                name: def.name().to_string(),
+                backend: "cpu".into(),
+                reason: "the kernel definition has no CPU body (KernelDef::cpu)".into(),
+            }),
+        }
+    }
+
+    fn builtin(&self, name: &str) -> Result<Arc<dyn Kernel>> {
+        builtins::lookup(name)
+            .map(|body| Arc::new(CpuKernel::new(name, body)) as Arc<dyn Kernel>)
+            .ok_or_else(|| Error::KernelNotFound {
+                name: name.to_string(),
+                backend: "cpu".into(),
+                reason: "no built-in kernel of this name".into(),
+            })
+    }
+
+    unsafe fn launch(&self, kernel: &dyn Kernel, cfg: &LaunchConfig, args: &[KernelArg]) -> Result<()> {
+        let k = kernel
+            .as_any()
+            .downcast_ref::<CpuKernel>()
+            .ok_or_else(|| Error::Launch {
+                kernel: kernel.name().to_string(),
+                reason: "not a CPU kernel".into(),
+            })?;
+        cfg.validate(&k.name)?;
+        for (i, a) in args.iter().enumerate() {
+            if let KernelArg::Buffer { ptr, bytes, dtype: Some(d) } = *a {
+                if bytes % d.size() != 0 || ptr.0 % d.size() as u64 != 0 {
+                    return Err(Error::Argument {
+                        kernel: k.name.clone(),
+                        index: i,
+                        reason: format!("buffer of {bytes} bytes at {:#x} does not hold whole aligned {d}", ptr.0),
+                    });
+                }
+            }
+        }
+        let g = cfg.grid;
+        let blocks = g.volume() as usize;
+        let words = cfg.shared_bytes.div_ceil(8);
+        (0..blocks).into_par_iter().try_for_each_init(
+            || vec![0u64; words],
+            |shared, lin| {
+                shared.fill(0);
+                let x = (lin % g.x as usize) as u32;
+                let y = ((lin / g.x as usize) % g.y as usize) as u32;
+                let z = (lin / (g.x as usize * g.y as usize)) as u32;
+                // SAFETY: the caller of `launch` guarantees every buffer arg is a live
+                // host range for the whole launch (which returns only after every block
+                // ran), aligned to its dtype (checked above); kernel bodies access it only
+                // through `Global`'s relaxed atomics; `shared` holds `words * 8` bytes.
+                let mut ctx = unsafe {
+                    BlockCtx::new(&k.name, Dim3::new(x, y, z), g, cfg.block, args, shared, cfg.shared_bytes)
+                };
+                match catch_unwind(AssertUnwindSafe(|| (k.body)(&mut ctx))) {
+                    Ok(r) => r,
+                    Err(p) => Err(Error::KernelFault {
+                        kernel: k.name.clone(),
+                        message: panic_message(p),
+                    }),
+                }
+            },
+        )
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+}
