@@ -125,7 +125,11 @@ fn finite_values_match_exactly() {
     kit.run(
         &demo::block_sum(),
         demo::block_sum_config(1000).unwrap(),
-        &mut [Binding::input(&ones), Binding::output(&mut out), Binding::I64(1000)],
+        &mut [
+            Binding::input(&ones),
+            Binding::output(&mut out),
+            Binding::I64(1000),
+        ],
     )
     .unwrap();
     let expect: Vec<f32> = (0..4)
@@ -142,8 +146,12 @@ fn chained_launches_with_autosync_off() {
     let y = kit.zeros(DType::F32, 300).unwrap();
     let cfg = LaunchConfig::for_elements(300, 128).unwrap();
     for _ in 0..10 {
-        kit.launch(&demo::saxpy(), cfg, &[DevArg::F32(0.5), (&x).into(), (&y).into(), DevArg::I64(300)])
-            .unwrap();
+        kit.launch(
+            &demo::saxpy(),
+            cfg,
+            &[DevArg::F32(0.5), (&x).into(), (&y).into(), DevArg::I64(300)],
+        )
+        .unwrap();
     }
     kit.sync().unwrap();
     assert_eq!(y.download::<f32>().unwrap(), vec![5.0f32; 300]);
@@ -164,8 +172,12 @@ fn raw_and_multi_dtype_bindings() {
     let src: Vec<i32> = vec![-3, 0, 7, i32::MAX];
     let bytes: Vec<u8> = src.iter().flat_map(|v| v.to_ne_bytes()).collect();
     let mut out = vec![0.0f64; 4];
-    kit.run(&k, LaunchConfig::for_elements(4, 32).unwrap(), &mut [Binding::raw_in(&bytes), Binding::output(&mut out)])
-        .unwrap();
+    kit.run(
+        &k,
+        LaunchConfig::for_elements(4, 32).unwrap(),
+        &mut [Binding::raw_in(&bytes), Binding::output(&mut out)],
+    )
+    .unwrap();
     assert_eq!(out, vec![-1.5, 0.0, 3.5, i32::MAX as f64 * 0.5]);
 }
 
@@ -191,7 +203,12 @@ fn kit_dropped_before_its_buffers() {
         }
         Ok(())
     });
-    kit2.launch(&k, LaunchConfig::for_elements(2, 32).unwrap(), &[(&v).into()]).unwrap();
+    kit2.launch(
+        &k,
+        LaunchConfig::for_elements(2, 32).unwrap(),
+        &[(&v).into()],
+    )
+    .unwrap();
     assert_eq!(v.download::<f64>().unwrap(), vec![-5.0, -6.0]);
     assert_eq!(kit2.pool_stats().blocks, 1);
     drop((v, r));
@@ -206,10 +223,21 @@ fn wrapped_memory_is_used_not_owned() {
     let mut host = vec![1.0f32, 2.0, 3.0, 4.0];
     // SAFETY: `host` is CPU-device memory (host memory), aligned for f32, and outlives
     // `w`; nothing else touches it while `w` is used.
-    let w = unsafe { kit.wrap(gpukit::DevicePtr(host.as_mut_ptr() as u64), host.len(), DType::F32) }.unwrap();
+    let w = unsafe {
+        kit.wrap(
+            gpukit::DevicePtr(host.as_mut_ptr() as u64),
+            host.len(),
+            DType::F32,
+        )
+    }
+    .unwrap();
     assert!(!w.is_owned());
-    kit.launch(&demo::saxpy(), LaunchConfig::for_elements(4, 32).unwrap(),
-        &[DevArg::F32(1.0), (&w).into(), (&w).into(), DevArg::I64(4)]).unwrap();
+    kit.launch(
+        &demo::saxpy(),
+        LaunchConfig::for_elements(4, 32).unwrap(),
+        &[DevArg::F32(1.0), (&w).into(), (&w).into(), DevArg::I64(4)],
+    )
+    .unwrap();
     assert_eq!(kit.pool_stats().blocks, 0);
     drop(w);
     assert_eq!(host, vec![2.0, 4.0, 6.0, 8.0]);
@@ -234,8 +262,13 @@ fn converting_transfers() {
     }
     // bf16 rounds 1e-3 to nearest even in its 8-bit mantissa.
     let b = kit.upload_f64(DType::BF16, &[1e-3]).unwrap();
-    assert_eq!(b.download_f64().unwrap()[0], gpukit::half::bf16::from_f64(1e-3).to_f64());
-    let i = kit.upload_i64(DType::I64, &[i64::MIN, -1, i64::MAX]).unwrap();
+    assert_eq!(
+        b.download_f64().unwrap()[0],
+        gpukit::half::bf16::from_f64(1e-3).to_f64()
+    );
+    let i = kit
+        .upload_i64(DType::I64, &[i64::MIN, -1, i64::MAX])
+        .unwrap();
     assert_eq!(i.download_i64().unwrap(), vec![i64::MIN, -1, i64::MAX]);
     let i = kit.upload_i64(DType::I32, &[i32::MIN as i64, 5]).unwrap();
     assert_eq!(i.download_i64().unwrap(), vec![i32::MIN as i64, 5]);

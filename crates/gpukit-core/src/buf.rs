@@ -58,9 +58,10 @@ impl fmt::Debug for Buf {
 }
 
 fn byte_len(what: &str, n: usize, dtype: DType) -> Result<usize> {
-    n.checked_mul(dtype.size()).ok_or_else(|| Error::SizeOverflow {
-        what: format!("{what}: {n} elements of {dtype}"),
-    })
+    n.checked_mul(dtype.size())
+        .ok_or_else(|| Error::SizeOverflow {
+            what: format!("{what}: {n} elements of {dtype}"),
+        })
 }
 
 fn check_dtype(op: &str, want: DType, got: DType) -> Result<()> {
@@ -324,7 +325,9 @@ impl Buf {
     pub fn view_as(&self, byte_off: usize, n: usize, dtype: DType) -> Result<Buf> {
         self.present_kit("view_as")?;
         let bytes = byte_len("view_as", n, dtype)?;
-        let end = byte_off.checked_add(bytes).filter(|&e| e <= self.byte_len());
+        let end = byte_off
+            .checked_add(bytes)
+            .filter(|&e| e <= self.byte_len());
         if end.is_none() {
             return Err(Error::OutOfBounds {
                 what: "view_as (bytes)".into(),
@@ -355,6 +358,7 @@ impl Buf {
     /// `data.len() != len`, [`Error::Absent`].
     pub fn write<T: Element>(&self, data: &[T]) -> Result<()> {
         check_dtype("write", self.dtype, T::DTYPE)?;
+        check_len("write", self.len, data.len())?;
         self.upload_raw(bytemuck::cast_slice(data))
     }
 
@@ -389,6 +393,7 @@ impl Buf {
     /// Copies the buffer into `out`. Errors: as [`Buf::write`].
     pub fn read_into<T: Element>(&self, out: &mut [T]) -> Result<()> {
         check_dtype("read_into", self.dtype, T::DTYPE)?;
+        check_len("read_into", self.len, out.len())?;
         self.download_raw(bytemuck::cast_slice_mut(out))
     }
 
@@ -457,11 +462,7 @@ impl Buf {
     pub fn download_i64(&self) -> Result<Vec<i64>> {
         match self.dtype {
             DType::I64 => self.download::<i64>(),
-            DType::I32 => Ok(self
-                .download::<i32>()?
-                .into_iter()
-                .map(i64::from)
-                .collect()),
+            DType::I32 => Ok(self.download::<i32>()?.into_iter().map(i64::from).collect()),
             d => Err(Error::DType {
                 op: "download_i64".into(),
                 expected: "i64 or i32".into(),

@@ -174,8 +174,12 @@ pub trait Device: Send + Sync + 'static {
     /// Every [`KernelArg::Buffer`] must describe a range inside a live allocation of
     /// this device (or be null with zero bytes) that stays alive until the kernel has
     /// finished.
-    unsafe fn launch(&self, kernel: &dyn Kernel, cfg: &LaunchConfig, args: &[KernelArg])
-    -> Result<()>;
+    unsafe fn launch(
+        &self,
+        kernel: &dyn Kernel,
+        cfg: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<()>;
 
     /// Waits for every launched kernel and copy to finish.
     fn synchronize(&self) -> Result<()>;

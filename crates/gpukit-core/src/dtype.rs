@@ -92,15 +92,7 @@ mod sealed {
 ///   [`Error::Conversion`] (never a silent truncation or saturation);
 /// - i64 → f64 rounds to nearest even when |v| > 2^53 (use the exact i64 paths for indices).
 pub trait Element:
-    sealed::Sealed
-    + bytemuck::Pod
-    + Copy
-    + Send
-    + Sync
-    + PartialEq
-    + fmt::Debug
-    + Default
-    + 'static
+    sealed::Sealed + bytemuck::Pod + Copy + Send + Sync + PartialEq + fmt::Debug + Default + 'static
 {
     /// The runtime tag of this type.
     const DTYPE: DType;
@@ -204,8 +196,13 @@ impl Element for i64 {
     }
     fn from_f64(v: f64) -> Result<Self> {
         // [-2^63, 2^63): both bounds are exact in f64.
-        exact_int(v, -9_223_372_036_854_775_808.0, 9_223_372_036_854_775_808.0, DType::I64)
-            .map(|v| v as i64)
+        exact_int(
+            v,
+            -9_223_372_036_854_775_808.0,
+            9_223_372_036_854_775_808.0,
+            DType::I64,
+        )
+        .map(|v| v as i64)
     }
     atomic_access!(AtomicU64, u64);
 }
@@ -251,7 +248,10 @@ mod tests {
 
     #[test]
     fn integer_conversion_is_exact_or_an_error() {
-        assert_eq!(i64::from_f64(-9_223_372_036_854_775_808.0).unwrap(), i64::MIN);
+        assert_eq!(
+            i64::from_f64(-9_223_372_036_854_775_808.0).unwrap(),
+            i64::MIN
+        );
         assert!(i64::from_f64(9_223_372_036_854_775_808.0).is_err());
         assert!(i64::from_f64(1.5).is_err());
         assert!(i64::from_f64(f64::NAN).is_err());

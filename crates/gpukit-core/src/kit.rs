@@ -131,7 +131,11 @@ impl Kit {
 
     // ---- kernels -------------------------------------------------------------------
 
-    fn cached(&self, name: &str, make: impl FnOnce() -> Result<Arc<dyn Kernel>>) -> Result<Arc<dyn Kernel>> {
+    fn cached(
+        &self,
+        name: &str,
+        make: impl FnOnce() -> Result<Arc<dyn Kernel>>,
+    ) -> Result<Arc<dyn Kernel>> {
         if let Some(k) = lock(&self.inner.kernels).get(name) {
             return Ok(k.clone());
         }

@@ -117,7 +117,9 @@ impl LaunchConfig {
         }
         let g = self.grid;
         if g.x > MAX_GRID_X || g.y > MAX_GRID_YZ || g.z > MAX_GRID_YZ {
-            return bad(format!("grid {g:?} exceeds ({MAX_GRID_X}, {MAX_GRID_YZ}, {MAX_GRID_YZ})"));
+            return bad(format!(
+                "grid {g:?} exceeds ({MAX_GRID_X}, {MAX_GRID_YZ}, {MAX_GRID_YZ})"
+            ));
         }
         if self.shared_bytes > MAX_SHARED_BYTES {
             return bad(format!(

@@ -31,7 +31,7 @@ pub use pool::{POOL_GRANULE, PoolStats, pool_blocks, pool_idle_bytes};
 pub use profile::{MAX_TRACE_EVENTS, ProfileEntry, ProfileReport};
 pub use run::{Binding, DevArg, require_present};
 
-/// Re-export of the `half` crate: [`half::f16`] and [`half::bf16`] element types.
-pub use half;
 /// Re-export of the `bytemuck` crate used for casting element slices.
 pub use bytemuck;
+/// Re-export of the `half` crate: [`half::f16`] and [`half::bf16`] element types.
+pub use half;

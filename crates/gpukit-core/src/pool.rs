@@ -92,7 +92,11 @@ impl Pool {
 
     /// Hands out a block of at least `bytes`: an idle one of the same class (the most
     /// recently returned, whose memory is warmest) or a new one from the device.
-    pub(crate) fn acquire(&mut self, device: &dyn Device, bytes: usize) -> Result<(usize, DevicePtr)> {
+    pub(crate) fn acquire(
+        &mut self,
+        device: &dyn Device,
+        bytes: usize,
+    ) -> Result<(usize, DevicePtr)> {
         let class = size_class(bytes)?;
         if self.enabled {
             let best = self

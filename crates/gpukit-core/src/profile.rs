@@ -66,7 +66,11 @@ impl Profiler {
                 name: name.clone(),
                 calls,
                 total: t,
-                mean: if calls > 0 { t / calls as u32 } else { Duration::ZERO },
+                mean: if calls > 0 {
+                    t / calls as u32
+                } else {
+                    Duration::ZERO
+                },
                 share: if total.is_zero() {
                     0.0
                 } else {

@@ -2,7 +2,9 @@
 //! [`Kit::launch`] over device-resident buffers (the seed's `gk_run_dev`).
 
 use crate::kit::lock;
-use crate::{Buf, DType, DevicePtr, Element, Error, KernelArg, KernelDef, Kit, LaunchConfig, Result};
+use crate::{
+    Buf, DType, DevicePtr, Element, Error, KernelArg, KernelDef, Kit, LaunchConfig, Result,
+};
 
 /// One argument of [`Kit::run`], in binding order: a host slice to marshal or a scalar.
 #[derive(Debug)]
@@ -122,45 +124,73 @@ impl Kit {
     /// Errors: [`Error::Launch`] for a configuration beyond the limits,
     /// [`Error::KernelNotFound`]/[`Error::Compile`] from loading, [`Error::OutOfMemory`],
     /// and whatever the kernel reports ([`Error::Argument`], [`Error::KernelFault`]).
-    pub fn run(&self, def: &KernelDef, cfg: LaunchConfig, bindings: &mut [Binding<'_>]) -> Result<()> {
+    pub fn run(
+        &self,
+        def: &KernelDef,
+        cfg: LaunchConfig,
+        bindings: &mut [Binding<'_>],
+    ) -> Result<()> {
         cfg.validate(def.name())?;
         let kernel = self.load(def)?;
         let dev = self.device();
         let mut blocks = Vec::with_capacity(bindings.len());
         let mut args = Vec::with_capacity(bindings.len());
         for b in bindings.iter() {
-            let (bytes, dtype, upload, zero): (usize, Option<DType>, Option<&[u8]>, bool) = match b {
+            let (bytes, dtype, upload, zero): (usize, Option<DType>, Option<&[u8]>, bool) = match b
+            {
                 Binding::In { bytes, dtype } => (bytes.len(), *dtype, Some(bytes), false),
                 Binding::InOut { bytes, dtype } => (bytes.len(), *dtype, Some(&**bytes), false),
                 Binding::Out { bytes, dtype } => (bytes.len(), *dtype, None, true),
                 Binding::I32(v) => {
                     args.push(KernelArg::I32(*v));
-                    blocks.push(Scratch { kit: self, slot: None });
+                    blocks.push(Scratch {
+                        kit: self,
+                        slot: None,
+                    });
                     continue;
                 }
                 Binding::I64(v) => {
                     args.push(KernelArg::I64(*v));
-                    blocks.push(Scratch { kit: self, slot: None });
+                    blocks.push(Scratch {
+                        kit: self,
+                        slot: None,
+                    });
                     continue;
                 }
                 Binding::F32(v) => {
                     args.push(KernelArg::F32(*v));
-                    blocks.push(Scratch { kit: self, slot: None });
+                    blocks.push(Scratch {
+                        kit: self,
+                        slot: None,
+                    });
                     continue;
                 }
                 Binding::F64(v) => {
                     args.push(KernelArg::F64(*v));
-                    blocks.push(Scratch { kit: self, slot: None });
+                    blocks.push(Scratch {
+                        kit: self,
+                        slot: None,
+                    });
                     continue;
                 }
             };
             if bytes == 0 {
-                args.push(KernelArg::Buffer { ptr: DevicePtr::NULL, bytes: 0, dtype });
-                blocks.push(Scratch { kit: self, slot: None });
+                args.push(KernelArg::Buffer {
+                    ptr: DevicePtr::NULL,
+                    bytes: 0,
+                    dtype,
+                });
+                blocks.push(Scratch {
+                    kit: self,
+                    slot: None,
+                });
                 continue;
             }
             let (slot, ptr) = self.acquire(bytes)?;
-            blocks.push(Scratch { kit: self, slot: Some(slot) });
+            blocks.push(Scratch {
+                kit: self,
+                slot: Some(slot),
+            });
             // SAFETY (both): the range is the first `bytes` bytes of the block just taken.
             if let Some(src) = upload {
                 unsafe { dev.write(ptr, src)? };
@@ -173,7 +203,11 @@ impl Kit {
         // SAFETY: every buffer arg is a block held in `blocks` until after the sync below.
         unsafe { self.launch_raw(&*kernel, &cfg, &args, true)? };
         for (b, a) in bindings.iter_mut().zip(&args) {
-            if let (Binding::Out { bytes, .. } | Binding::InOut { bytes, .. }, KernelArg::Buffer { ptr, .. }) = (b, a) {
+            if let (
+                Binding::Out { bytes, .. } | Binding::InOut { bytes, .. },
+                KernelArg::Buffer { ptr, .. },
+            ) = (b, a)
+            {
                 if !bytes.is_empty() {
                     // SAFETY: `ptr` is the block taken for this binding, `bytes` long.
                     unsafe { dev.read(*ptr, bytes)? };
@@ -229,7 +263,9 @@ impl Kit {
 /// Returns an `Error::Absent` if `b` is absent (helper for ops).
 pub fn require_present(b: &Buf, what: &str) -> Result<()> {
     if b.is_absent() {
-        Err(Error::Absent { what: what.to_string() })
+        Err(Error::Absent {
+            what: what.to_string(),
+        })
     } else {
         Ok(())
     }

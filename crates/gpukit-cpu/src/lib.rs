@@ -202,7 +202,12 @@ impl Device for CpuDevice {
             })
     }
 
-    unsafe fn launch(&self, kernel: &dyn Kernel, cfg: &LaunchConfig, args: &[KernelArg]) -> Result<()> {
+    unsafe fn launch(
+        &self,
+        kernel: &dyn Kernel,
+        cfg: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<()> {
         let k = kernel
             .as_any()
             .downcast_ref::<CpuKernel>()
@@ -212,12 +217,20 @@ impl Device for CpuDevice {
             })?;
         cfg.validate(&k.name)?;
         for (i, a) in args.iter().enumerate() {
-            if let KernelArg::Buffer { ptr, bytes, dtype: Some(d) } = *a {
+            if let KernelArg::Buffer {
+                ptr,
+                bytes,
+                dtype: Some(d),
+            } = *a
+            {
                 if bytes % d.size() != 0 || ptr.0 % d.size() as u64 != 0 {
                     return Err(Error::Argument {
                         kernel: k.name.clone(),
                         index: i,
-                        reason: format!("buffer of {bytes} bytes at {:#x} does not hold whole aligned {d}", ptr.0),
+                        reason: format!(
+                            "buffer of {bytes} bytes at {:#x} does not hold whole aligned {d}",
+                            ptr.0
+                        ),
                     });
                 }
             }
@@ -237,7 +250,15 @@ impl Device for CpuDevice {
                 // ran), aligned to its dtype (checked above); kernel bodies access it only
                 // through `Global`'s relaxed atomics; `shared` holds `words * 8` bytes.
                 let mut ctx = unsafe {
-                    BlockCtx::new(&k.name, Dim3::new(x, y, z), g, cfg.block, args, shared, cfg.shared_bytes)
+                    BlockCtx::new(
+                        &k.name,
+                        Dim3::new(x, y, z),
+                        g,
+                        cfg.block,
+                        args,
+                        shared,
+                        cfg.shared_bytes,
+                    )
                 };
                 match catch_unwind(AssertUnwindSafe(|| (k.body)(&mut ctx))) {
                     Ok(r) => r,

@@ -29,6 +29,9 @@ mod tests {
         assert_eq!(numel(&[]).unwrap(), 1);
         assert_eq!(numel(&[2, 3, 0]).unwrap(), 0);
         assert_eq!(numel(&[7, 11]).unwrap(), 77);
-        assert!(matches!(numel(&[usize::MAX, 2]), Err(Error::SizeOverflow { .. })));
+        assert!(matches!(
+            numel(&[usize::MAX, 2]),
+            Err(Error::SizeOverflow { .. })
+        ));
     }
 }

@@ -74,5 +74,6 @@ pub fn block_sum() -> KernelDef {
 /// The launch [`block_sum`] needs for `n` elements: ceil(n/256) blocks of 256 threads
 /// with 1 KiB of scratch. Errors: as [`LaunchConfig::for_elements`].
 pub fn block_sum_config(n: usize) -> Result<LaunchConfig> {
-    Ok(LaunchConfig::for_elements(n, BLOCK_SUM_THREADS)?.with_shared(BLOCK_SUM_THREADS as usize * 4))
+    Ok(LaunchConfig::for_elements(n, BLOCK_SUM_THREADS)?
+        .with_shared(BLOCK_SUM_THREADS as usize * 4))
 }

@@ -61,7 +61,9 @@ impl DeviceSpec {
                     .parse()
                     .map(DeviceSpec::Cuda)
                     .map_err(|_| bad("the ordinal after `cuda:` is not a number")),
-                None => Err(bad("not a device spec (expected `cpu`, `cuda` or `cuda:N`)")),
+                None => Err(bad(
+                    "not a device spec (expected `cpu`, `cuda` or `cuda:N`)",
+                )),
             },
         }
     }
@@ -186,8 +188,8 @@ impl KitOpen for Kit {
 pub mod prelude {
     pub use crate::KitOpen;
     pub use gpukit_core::{
-        Binding, BlockCtx, Buf, DType, DevArg, Dim3, Element, Error, KernelDef, Kit,
-        LaunchConfig, Result,
+        Binding, BlockCtx, Buf, DType, DevArg, Dim3, Element, Error, KernelDef, Kit, LaunchConfig,
+        Result,
     };
 }
 
@@ -235,7 +237,10 @@ mod tests {
 
     #[test]
     fn cuda_without_the_backend_is_a_clean_error() {
-        assert!(matches!(open("cuda:7"), Err(Error::DeviceUnavailable { .. })));
+        assert!(matches!(
+            open("cuda:7"),
+            Err(Error::DeviceUnavailable { .. })
+        ));
         assert_eq!(open("cpu").unwrap().info().backend, Backend::Cpu);
     }
 }
