@@ -1,1 +1,362 @@
-fn main() {}
+//! The `gpukit` command: `devices`, `selftest`, `bench`, `profile`. With no command it
+//! runs `devices` then `selftest` on built-in random inputs.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use gpukit::prelude::*;
+use gpukit::{DeviceInfo, demo, selftest};
+use serde_json::json;
+
+const USAGE: &str = "\
+usage: gpukit [COMMAND] [OPTIONS]
+
+commands:
+  devices     list the devices this build can open
+  selftest    run every kernel and op against the reference, bit for bit
+              (exit code 1 on any mismatch)
+  bench       throughput of the built-in kernels
+  profile     run the selftest workload with the profiler on and print the report
+  (none)      devices, then selftest
+
+options:
+  --device SPEC   cpu | cuda | cuda:N (default: $GPUKIT_DEVICE, else the best device)
+  --json          machine-readable output on stdout
+  --seed N        seed of the built-in random inputs (default 42)
+  --trace FILE    (profile) also write a Chrome trace-event file for Perfetto
+  -h, --help      this text
+";
+
+struct Opts {
+    command: String,
+    device: Option<String>,
+    json: bool,
+    seed: u64,
+    trace: Option<String>,
+}
+
+fn parse(args: &[String]) -> Result<Opts, String> {
+    let mut o = Opts {
+        command: String::new(),
+        device: None,
+        json: false,
+        seed: 42,
+        trace: None,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
+        match a.as_str() {
+            "--json" => o.json = true,
+            "--device" => o.device = Some(value("--device")?),
+            "--seed" => {
+                o.seed = value("--seed")?
+                    .parse()
+                    .map_err(|_| "--seed needs a number".to_string())?
+            }
+            "--trace" => o.trace = Some(value("--trace")?),
+            "-h" | "--help" | "help" => o.command = "help".into(),
+            c if !c.starts_with('-') && o.command.is_empty() => o.command = c.to_string(),
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(o)
+}
+
+fn open(o: &Opts) -> gpukit::Result<Kit> {
+    match &o.device {
+        Some(spec) => gpukit::open(spec),
+        None => gpukit::open_best(),
+    }
+}
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
+fn device_json(d: &DeviceInfo) -> serde_json::Value {
+    json!({
+        "spec": d.spec(),
+        "backend": d.backend.to_string(),
+        "name": d.name,
+        "compute_capability": d.compute_capability.map(|(a, b)| format!("{a}.{b}")),
+        "memory_bytes": d.total_memory,
+        "parallelism": d.parallelism,
+    })
+}
+
+fn devices(o: &Opts) -> ExitCode {
+    let devs = gpukit::devices();
+    if o.json {
+        println!(
+            "{}",
+            json!({ "devices": devs.iter().map(device_json).collect::<Vec<_>>() })
+        );
+        return ExitCode::SUCCESS;
+    }
+    println!(
+        "{:<8} {:<8} {:<44} {:>6} {:>10} {:>8}",
+        "device", "backend", "name", "cc", "memory", "threads"
+    );
+    for d in &devs {
+        let cc = d
+            .compute_capability
+            .map(|(a, b)| format!("{a}.{b}"))
+            .unwrap_or_else(|| "-".into());
+        println!(
+            "{:<8} {:<8} {:<44} {:>6} {:>10} {:>8}",
+            d.spec(),
+            d.backend.to_string(),
+            d.name.chars().take(44).collect::<String>(),
+            cc,
+            gib(d.total_memory),
+            d.parallelism
+        );
+    }
+    #[cfg(not(feature = "cuda"))]
+    println!("(built without the `cuda` feature: GPUs are not probed)");
+    ExitCode::SUCCESS
+}
+
+/// A progress line on stderr for work longer than a second (terminals only).
+struct Progress {
+    start: Instant,
+    shown: bool,
+    tty: bool,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        Progress {
+            start: Instant::now(),
+            shown: false,
+            tty: std::io::stderr().is_terminal(),
+        }
+    }
+    fn step(&mut self, i: usize, total: usize, what: &str) {
+        if self.tty && self.start.elapsed() > Duration::from_secs(1) {
+            eprint!("\r\x1b[2K[{}/{}] {what}", i + 1, total);
+            let _ = std::io::stderr().flush();
+            self.shown = true;
+        }
+    }
+    fn done(&self) {
+        if self.shown {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+fn selftest(o: &Opts, kit: &Kit) -> ExitCode {
+    let mut p = Progress::new();
+    let results = selftest::run_all(kit, o.seed, |i, n, c| {
+        p.step(i, n, &format!("{} {}", c.op, c.dtype))
+    });
+    p.done();
+    let failures = results.iter().filter(|r| r.failure.is_some()).count();
+    if o.json {
+        let rows: Vec<_> = results
+            .iter()
+            .map(|r| {
+                json!({"op": r.op, "dtype": r.dtype.name(), "pass": r.failure.is_none(),
+                            "failure": r.failure, "seconds": r.time.as_secs_f64()})
+            })
+            .collect();
+        println!(
+            "{}",
+            json!({"device": kit.info().spec(), "seed": o.seed, "results": rows, "failures": failures})
+        );
+    } else {
+        println!(
+            "selftest on {} ({}), seed {}",
+            kit.info().spec(),
+            kit.info().name,
+            o.seed
+        );
+        println!(
+            "{:<20} {:<6} {:<6} {:>10}",
+            "op", "dtype", "result", "time ms"
+        );
+        for r in &results {
+            println!(
+                "{:<20} {:<6} {:<6} {:>10.3}",
+                r.op,
+                r.dtype.name(),
+                if r.failure.is_none() { "ok" } else { "FAIL" },
+                r.time.as_secs_f64() * 1e3
+            );
+            if let Some(f) = &r.failure {
+                println!("    {f}");
+            }
+        }
+        println!("{} checks, {} failed", results.len(), failures);
+    }
+    if failures == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Median seconds of `reps` timed calls (after one warm-up).
+fn time_it(reps: usize, mut f: impl FnMut() -> gpukit::Result<()>) -> gpukit::Result<f64> {
+    f()?;
+    let mut v = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        f()?;
+        v.push(t.elapsed().as_secs_f64());
+    }
+    v.sort_by(f64::total_cmp);
+    Ok(v[v.len() / 2])
+}
+
+fn bench(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
+    const N: usize = 1 << 24;
+    let x = kit.upload(&vec![1.0f32; N])?;
+    let y = kit.upload(&vec![2.0f32; N])?;
+    let sums = kit.zeros(DType::F32, N.div_ceil(256))?;
+    let host = vec![0.5f32; N];
+    let mut back = vec![0.0f32; N];
+    let mb = (N * 4) as f64;
+    let mut rows: Vec<(&str, String, f64, f64)> = Vec::new();
+    let mut p = Progress::new();
+    let total = 4;
+    p.step(0, total, "saxpy");
+    let saxpy = demo::saxpy();
+    let cfg = LaunchConfig::for_elements(N, 256)?;
+    let t = time_it(9, || {
+        kit.launch(
+            &saxpy,
+            cfg,
+            &[
+                DevArg::F32(1.0),
+                (&x).into(),
+                (&y).into(),
+                DevArg::I64(N as i64),
+            ],
+        )
+    })?;
+    rows.push((
+        "saxpy f32 (user kernel)",
+        format!("n={N}"),
+        t,
+        3.0 * mb / t / 1e9,
+    ));
+    p.step(1, total, "block_sum");
+    let bs = demo::block_sum();
+    let cfg = demo::block_sum_config(N)?;
+    let t = time_it(9, || {
+        kit.launch(
+            &bs,
+            cfg,
+            &[(&x).into(), (&sums).into(), DevArg::I64(N as i64)],
+        )
+    })?;
+    rows.push((
+        "block_sum f32 (user kernel)",
+        format!("n={N}"),
+        t,
+        mb / t / 1e9,
+    ));
+    p.step(2, total, "upload");
+    let t = time_it(9, || x.write(&host))?;
+    rows.push(("upload f32", format!("n={N}"), t, mb / t / 1e9));
+    p.step(3, total, "download");
+    let t = time_it(9, || x.read_into(&mut back))?;
+    rows.push(("download f32", format!("n={N}"), t, mb / t / 1e9));
+    p.done();
+    if o.json {
+        let r: Vec<_> = rows
+            .iter()
+            .map(|(name, size, t, gbs)| json!({"bench": name, "size": size, "seconds": t, "gb_per_s": gbs}))
+            .collect();
+        println!("{}", json!({"device": kit.info().spec(), "results": r}));
+    } else {
+        println!("bench on {} ({})", kit.info().spec(), kit.info().name);
+        println!(
+            "{:<28} {:<12} {:>10} {:>10}",
+            "kernel", "size", "ms", "GB/s"
+        );
+        for (name, size, t, gbs) in rows {
+            println!("{name:<28} {size:<12} {:>10.3} {gbs:>10.2}", t * 1e3);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn profile(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
+    kit.set_profiling(true);
+    let results = selftest::run_all(kit, o.seed, |_, _, _| {});
+    let report = kit.profile_report();
+    if let Some(path) = &o.trace {
+        report.write_chrome_trace(path)?;
+    }
+    if o.json {
+        let rows: Vec<_> = report
+            .entries
+            .iter()
+            .map(|e| {
+                json!({"kernel": e.name, "calls": e.calls, "total_s": e.total.as_secs_f64(),
+                            "mean_s": e.mean.as_secs_f64(), "share": e.share})
+            })
+            .collect();
+        println!("{}", json!({"device": kit.info().spec(), "kernels": rows}));
+    } else {
+        print!("{report}");
+        if let Some(path) = &o.trace {
+            println!("trace written to {path} (open it at https://ui.perfetto.dev)");
+        }
+    }
+    Ok(if selftest::failed(&results).is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let o = match parse(&args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("gpukit: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if o.command == "help" {
+        print!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    if o.command == "devices" {
+        return devices(&o);
+    }
+    let kit = match open(&o) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("gpukit: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let r = match o.command.as_str() {
+        "" => {
+            if !o.json {
+                devices(&o);
+                println!();
+            }
+            Ok(selftest(&o, &kit))
+        }
+        "selftest" => Ok(selftest(&o, &kit)),
+        "bench" => bench(&o, &kit),
+        "profile" => profile(&o, &kit),
+        other => {
+            eprintln!("gpukit: unknown command `{other}`\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    r.unwrap_or_else(|e| {
+        eprintln!("gpukit: {e}");
+        ExitCode::FAILURE
+    })
+}

@@ -194,7 +194,7 @@ impl Kit {
     /// accessed by anything else while gpukit uses it.
     pub unsafe fn wrap(&self, ptr: DevicePtr, n: usize, dtype: DType) -> Result<Buf> {
         byte_len("wrap", n, dtype)?;
-        if ptr.0 % dtype.size() as u64 != 0 {
+        if !ptr.0.is_multiple_of(dtype.size() as u64) {
             return Err(Error::Misaligned {
                 what: "wrap".into(),
                 byte_offset: ptr.0 as usize,
@@ -282,10 +282,10 @@ impl Buf {
     ///
     /// Errors: [`Error::DeviceMismatch`] if the buffer belongs to another kit.
     pub fn kernel_arg(&self, kit: &Kit, op: &str, operand: &str) -> Result<KernelArg> {
-        if let Some(k) = self.kit() {
-            if !k.same(kit) {
-                return Err(Kit::mismatch(op, operand));
-            }
+        if let Some(k) = self.kit()
+            && !k.same(kit)
+        {
+            return Err(Kit::mismatch(op, operand));
         }
         Ok(KernelArg::Buffer {
             ptr: self.ptr,
@@ -337,7 +337,7 @@ impl Buf {
             });
         }
         let ptr = self.ptr.add(byte_off);
-        if ptr.0 % dtype.size() as u64 != 0 {
+        if !ptr.0.is_multiple_of(dtype.size() as u64) {
             return Err(Error::Misaligned {
                 what: "view_as".into(),
                 byte_offset: byte_off,

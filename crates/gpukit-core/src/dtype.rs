@@ -242,8 +242,8 @@ mod tests {
             1.0 + 2f32.powi(-22)
         );
         assert_eq!(f32::from_f64(1e300).unwrap(), f32::INFINITY);
-        assert_eq!(f16::from_f64(65520.0).unwrap(), f16::INFINITY);
-        assert_eq!(bf16::from_f64(1.0).unwrap().to_bits(), 0x3f80);
+        assert_eq!(<f16 as Element>::from_f64(65520.0).unwrap(), f16::INFINITY);
+        assert_eq!(<bf16 as Element>::from_f64(1.0).unwrap().to_bits(), 0x3f80);
     }
 
     #[test]

@@ -191,11 +191,12 @@ impl Kit {
                 kit: self,
                 slot: Some(slot),
             });
-            // SAFETY (both): the range is the first `bytes` bytes of the block just taken.
             if let Some(src) = upload {
+                // SAFETY: the range is the first `bytes` bytes of the block just taken.
                 unsafe { dev.write(ptr, src)? };
             }
             if zero {
+                // SAFETY: as above.
                 unsafe { dev.fill_zero(ptr, bytes)? };
             }
             args.push(KernelArg::Buffer { ptr, bytes, dtype });
@@ -207,11 +208,10 @@ impl Kit {
                 Binding::Out { bytes, .. } | Binding::InOut { bytes, .. },
                 KernelArg::Buffer { ptr, .. },
             ) = (b, a)
+                && !bytes.is_empty()
             {
-                if !bytes.is_empty() {
-                    // SAFETY: `ptr` is the block taken for this binding, `bytes` long.
-                    unsafe { dev.read(*ptr, bytes)? };
-                }
+                // SAFETY: `ptr` is the block taken for this binding, `bytes` long.
+                unsafe { dev.read(*ptr, bytes)? };
             }
         }
         drop(blocks);

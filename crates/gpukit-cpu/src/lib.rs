@@ -222,17 +222,16 @@ impl Device for CpuDevice {
                 bytes,
                 dtype: Some(d),
             } = *a
+                && (!bytes.is_multiple_of(d.size()) || !ptr.0.is_multiple_of(d.size() as u64))
             {
-                if bytes % d.size() != 0 || ptr.0 % d.size() as u64 != 0 {
-                    return Err(Error::Argument {
-                        kernel: k.name.clone(),
-                        index: i,
-                        reason: format!(
-                            "buffer of {bytes} bytes at {:#x} does not hold whole aligned {d}",
-                            ptr.0
-                        ),
-                    });
-                }
+                return Err(Error::Argument {
+                    kernel: k.name.clone(),
+                    index: i,
+                    reason: format!(
+                        "buffer of {bytes} bytes at {:#x} does not hold whole aligned {d}",
+                        ptr.0
+                    ),
+                });
             }
         }
         let g = cfg.grid;

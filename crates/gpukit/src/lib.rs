@@ -26,6 +26,7 @@
 //! ```
 
 pub mod demo;
+pub mod selftest;
 
 pub use gpukit_core::*;
 pub use gpukit_ops as ops;
@@ -72,13 +73,27 @@ impl DeviceSpec {
 /// Every device this build can open: CUDA devices (with the `cuda` feature and a
 /// driver), then the CPU (with the `cpu` feature).
 pub fn devices() -> Vec<DeviceInfo> {
-    #[allow(unused_mut)]
-    let mut v = Vec::new();
-    #[cfg(feature = "cuda")]
-    v.extend(gpukit_cuda::devices());
-    #[cfg(feature = "cpu")]
-    v.push(gpukit_cpu::CpuDevice::new().info().clone());
-    v
+    let gpus: Vec<DeviceInfo> = {
+        #[cfg(feature = "cuda")]
+        {
+            gpukit_cuda::devices()
+        }
+        #[cfg(not(feature = "cuda"))]
+        {
+            Vec::new()
+        }
+    };
+    let cpus: Option<DeviceInfo> = {
+        #[cfg(feature = "cpu")]
+        {
+            Some(gpukit_cpu::CpuDevice::new().info().clone())
+        }
+        #[cfg(not(feature = "cpu"))]
+        {
+            None
+        }
+    };
+    gpus.into_iter().chain(cpus).collect()
 }
 
 /// Opens the device `spec` names (see [`DeviceSpec::parse`]).
@@ -139,10 +154,10 @@ pub fn best_gpu(gpus: &[DeviceInfo]) -> Option<usize> {
 /// cannot be opened (no silent fallback from an explicit choice), or when no backend
 /// at all is available.
 pub fn open_best() -> Result<Kit> {
-    if let Ok(spec) = std::env::var(DEVICE_ENV) {
-        if !spec.trim().is_empty() {
-            return open(&spec);
-        }
+    if let Ok(spec) = std::env::var(DEVICE_ENV)
+        && !spec.trim().is_empty()
+    {
+        return open(&spec);
     }
     #[cfg(feature = "cuda")]
     {
