@@ -25,6 +25,11 @@
 //! # Ok::<(), gpukit::Error>(())
 //! ```
 
+/// The README's examples, compiled and run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme {}
+
 pub mod demo;
 pub mod selftest;
 
