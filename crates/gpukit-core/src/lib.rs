@@ -14,6 +14,8 @@ mod error;
 mod kernel;
 mod kit;
 mod launch;
+#[deny(unsafe_code)]
+pub mod math;
 mod pool;
 mod profile;
 mod run;
