@@ -7,6 +7,7 @@
 //! This crate knows no backend and no op. Users normally depend on the `gpukit` facade,
 //! which re-exports all of this and opens devices.
 
+pub mod abi;
 mod buf;
 mod device;
 mod dtype;
@@ -16,8 +17,10 @@ mod kit;
 mod launch;
 #[deny(unsafe_code)]
 pub mod math;
+pub mod numeric;
 mod pool;
 mod profile;
+pub mod reduce;
 mod run;
 
 pub use buf::Buf;

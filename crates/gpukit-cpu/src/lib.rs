@@ -18,6 +18,7 @@ use gpukit_core::{
 use rayon::prelude::*;
 
 pub mod builtins;
+mod kernels;
 
 /// Alignment of every CPU allocation: a cache line, and enough for any SIMD load.
 pub const CPU_ALIGN: usize = 64;
@@ -95,18 +96,35 @@ impl Drop for CpuBuffer {
     }
 }
 
+/// What a loaded CPU kernel runs.
+#[derive(Clone)]
+enum Body {
+    /// A user body, called per block.
+    User(CpuBody),
+    /// A built-in kernel, called once per launch; it tiles and parallelises itself.
+    Builtin(builtins::BuiltinFn),
+}
+
 /// A loaded CPU kernel: a name and a body.
 pub struct CpuKernel {
     name: String,
-    body: CpuBody,
+    body: Body,
 }
 
 impl CpuKernel {
-    /// A kernel from a name and a body (how [`builtins`] registers kernels).
+    /// A kernel from a name and a per-block user body.
     pub fn new(name: impl Into<String>, body: CpuBody) -> CpuKernel {
         CpuKernel {
             name: name.into(),
-            body,
+            body: Body::User(body),
+        }
+    }
+
+    /// A built-in kernel (called once per launch, ignoring the grid).
+    pub fn builtin(name: impl Into<String>, f: builtins::BuiltinFn) -> CpuKernel {
+        CpuKernel {
+            name: name.into(),
+            body: Body::Builtin(f),
         }
     }
 }
@@ -194,7 +212,7 @@ impl Device for CpuDevice {
 
     fn builtin(&self, name: &str) -> Result<Arc<dyn Kernel>> {
         builtins::lookup(name)
-            .map(|body| Arc::new(CpuKernel::new(name, body)) as Arc<dyn Kernel>)
+            .map(|f| Arc::new(CpuKernel::builtin(name, f)) as Arc<dyn Kernel>)
             .ok_or_else(|| Error::KernelNotFound {
                 name: name.to_string(),
                 backend: "cpu".into(),
@@ -234,6 +252,19 @@ impl Device for CpuDevice {
                 });
             }
         }
+        let body = match &k.body {
+            Body::User(b) => b,
+            Body::Builtin(f) => {
+                let a = builtins::BuiltinArgs::new(&k.name, args);
+                return match catch_unwind(AssertUnwindSafe(|| f(&a))) {
+                    Ok(r) => r,
+                    Err(p) => Err(Error::KernelFault {
+                        kernel: k.name.clone(),
+                        message: panic_message(p),
+                    }),
+                };
+            }
+        };
         let g = cfg.grid;
         let blocks = g.volume() as usize;
         let words = cfg.shared_bytes.div_ceil(8);
@@ -259,7 +290,7 @@ impl Device for CpuDevice {
                         cfg.shared_bytes,
                     )
                 };
-                match catch_unwind(AssertUnwindSafe(|| (k.body)(&mut ctx))) {
+                match catch_unwind(AssertUnwindSafe(|| body(&mut ctx))) {
                     Ok(r) => r,
                     Err(p) => Err(Error::KernelFault {
                         kernel: k.name.clone(),

@@ -1,0 +1,549 @@
+//! The scalar half of the numerics contract: the compute types ([`Real`]: f32, f64),
+//! how storage types load and store ([`FloatElement`]), and every elementwise rule
+//! (NaN and signed-zero rules of max/min/relu, integer division by zero, ...).
+//!
+//! These functions *are* the contract for one element; the reference oracle and every
+//! backend's kernels call them (the CUDA header mirrors them line for line), so the
+//! rules cannot drift between backends. What differs between the oracle and a kernel is
+//! only the loop structure around them, which the equivalence suite checks.
+
+use std::fmt::Debug;
+use std::ops::{Add, Div, Mul, Neg, Sub};
+
+use half::{bf16, f16};
+
+use crate::{DType, Element, math};
+
+/// A compute type: f32 or f64. Every method is one correctly rounded IEEE operation or
+/// one of gpukit's portable functions ([`crate::math`]).
+pub trait Real:
+    Copy
+    + Send
+    + Sync
+    + PartialEq
+    + PartialOrd
+    + Debug
+    + Default
+    + 'static
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
+    /// +0.0: the starting value of every accumulation.
+    const ZERO: Self;
+    /// 1.0.
+    const ONE: Self;
+    /// -inf.
+    const NEG_INFINITY: Self;
+    /// `self * b + c` with one rounding.
+    fn fma(self, b: Self, c: Self) -> Self;
+    /// Correctly rounded square root.
+    fn sqrt(self) -> Self;
+    /// gpukit's portable `exp`.
+    fn exp(self) -> Self;
+    /// gpukit's portable `log`.
+    fn log(self) -> Self;
+    /// gpukit's portable `tanh`.
+    fn tanh(self) -> Self;
+    /// gpukit's portable `sigmoid`.
+    fn sigmoid(self) -> Self;
+    /// gpukit's portable `erf`.
+    fn erf(self) -> Self;
+    /// Whether this is a NaN.
+    fn is_nan(self) -> bool;
+    /// Whether the sign bit is set.
+    fn is_sign_negative(self) -> bool;
+    /// Converts an f64 scalar argument to this type (round to nearest even).
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! real {
+    ($t:ty, $exp:path, $log:path, $tanh:path, $sig:path, $erf:path) => {
+        impl Real for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
+            #[inline(always)]
+            fn fma(self, b: Self, c: Self) -> Self {
+                self.mul_add(b, c)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                $exp(self)
+            }
+            #[inline(always)]
+            fn log(self) -> Self {
+                $log(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                $tanh(self)
+            }
+            #[inline(always)]
+            fn sigmoid(self) -> Self {
+                $sig(self)
+            }
+            #[inline(always)]
+            fn erf(self) -> Self {
+                $erf(self)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            #[inline(always)]
+            fn is_sign_negative(self) -> bool {
+                <$t>::is_sign_negative(self)
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+        }
+    };
+}
+
+real!(
+    f32,
+    math::exp_f32,
+    math::log_f32,
+    math::tanh_f32,
+    math::sigmoid_f32,
+    math::erf_f32
+);
+real!(
+    f64,
+    math::exp_f64,
+    math::log_f64,
+    math::tanh_f64,
+    math::sigmoid_f64,
+    math::erf_f64
+);
+
+/// A floating-point storage type and its compute type (rule 6): f32 and f64 compute in
+/// themselves; f16 and bf16 load exactly into f32 and store rounding to nearest even.
+pub trait FloatElement: Element {
+    /// The compute type.
+    type Real: Real;
+    /// Exact widening load.
+    fn load(self) -> Self::Real;
+    /// Store, rounding to nearest even (identity for f32/f64).
+    fn store(r: Self::Real) -> Self;
+}
+
+impl FloatElement for f32 {
+    type Real = f32;
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self
+    }
+    #[inline(always)]
+    fn store(r: f32) -> f32 {
+        r
+    }
+}
+
+impl FloatElement for f64 {
+    type Real = f64;
+    #[inline(always)]
+    fn load(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn store(r: f64) -> f64 {
+        r
+    }
+}
+
+impl FloatElement for f16 {
+    type Real = f32;
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn store(r: f32) -> f16 {
+        f16::from_f32(r)
+    }
+}
+
+impl FloatElement for bf16 {
+    type Real = f32;
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self.to_f32()
+    }
+    #[inline(always)]
+    fn store(r: f32) -> bf16 {
+        bf16::from_f32(r)
+    }
+}
+
+/// The float dtypes (every op on floats supports these four).
+pub const FLOAT_DTYPES: [DType; 4] = [DType::F32, DType::F64, DType::F16, DType::BF16];
+/// The integer dtypes.
+pub const INT_DTYPES: [DType; 2] = [DType::I64, DType::I32];
+
+/// `max` with the contract's rules: NaN if either operand is NaN; `max(-0, +0) = +0`
+/// in either order; otherwise the larger value.
+#[inline(always)]
+pub fn max_nan<R: Real>(a: R, b: R) -> R {
+    if a.is_nan() {
+        a
+    } else if b.is_nan() {
+        b
+    } else if a > b {
+        a
+    } else if b > a {
+        b
+    } else if a.is_sign_negative() {
+        // Equal: only ±0 pairs differ in bits; prefer +0.
+        b
+    } else {
+        a
+    }
+}
+
+/// `min` with the contract's rules: NaN if either operand is NaN; `min(-0, +0) = -0`
+/// in either order; otherwise the smaller value.
+#[inline(always)]
+pub fn min_nan<R: Real>(a: R, b: R) -> R {
+    if a.is_nan() {
+        a
+    } else if b.is_nan() {
+        b
+    } else if a < b {
+        a
+    } else if b < a {
+        b
+    } else if a.is_sign_negative() {
+        a
+    } else {
+        b
+    }
+}
+
+/// `relu(x)`: NaN passes through (ONNX: NaN propagates through elementwise ops);
+/// `x > 0` gives `x`; everything else (negatives, -0.0, +0.0, -inf) gives +0.0.
+#[inline(always)]
+pub fn relu<R: Real>(x: R) -> R {
+    if x.is_nan() || x > R::ZERO {
+        x
+    } else {
+        R::ZERO
+    }
+}
+
+/// The elementwise binary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `a / b` (integers: see [`int_div`]).
+    Div,
+}
+
+impl BinaryOp {
+    /// Every binary op.
+    pub const ALL: [BinaryOp; 4] = [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div];
+
+    /// The op's name in kernel names (`add`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+        }
+    }
+
+    /// Applies the op in a compute type (one IEEE operation).
+    #[inline(always)]
+    pub fn real<R: Real>(self, a: R, b: R) -> R {
+        match self {
+            BinaryOp::Add => a + b,
+            BinaryOp::Sub => a - b,
+            BinaryOp::Mul => a * b,
+            BinaryOp::Div => a / b,
+        }
+    }
+
+    /// Applies the op to float storage elements: load, compute, store (rule 6).
+    #[inline(always)]
+    pub fn float<T: FloatElement>(self, a: T, b: T) -> T {
+        T::store(self.real(a.load(), b.load()))
+    }
+
+    /// Applies the op to i64 (wrapping; division by [`int_div`]).
+    #[inline(always)]
+    pub fn i64(self, a: i64, b: i64) -> i64 {
+        match self {
+            BinaryOp::Add => a.wrapping_add(b),
+            BinaryOp::Sub => a.wrapping_sub(b),
+            BinaryOp::Mul => a.wrapping_mul(b),
+            BinaryOp::Div => int_div(a, b),
+        }
+    }
+
+    /// Applies the op to i32 (wrapping; division by [`int_div32`]).
+    #[inline(always)]
+    pub fn i32(self, a: i32, b: i32) -> i32 {
+        match self {
+            BinaryOp::Add => a.wrapping_add(b),
+            BinaryOp::Sub => a.wrapping_sub(b),
+            BinaryOp::Mul => a.wrapping_mul(b),
+            BinaryOp::Div => int_div32(a, b),
+        }
+    }
+}
+
+/// Integer division, defined everywhere: truncates toward zero; `a / 0 = 0`;
+/// `MIN / -1 = MIN` (wrapping). A GPU does not trap, and a CPU must not panic.
+#[inline(always)]
+pub fn int_div(a: i64, b: i64) -> i64 {
+    if b == 0 { 0 } else { a.wrapping_div(b) }
+}
+
+/// [`int_div`] for i32.
+#[inline(always)]
+pub fn int_div32(a: i32, b: i32) -> i32 {
+    if b == 0 { 0 } else { a.wrapping_div(b) }
+}
+
+/// The elementwise unary maps of the arithmetic core (floats only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// [`relu`].
+    Relu,
+    /// gpukit's `sigmoid`.
+    Sigmoid,
+    /// gpukit's `exp`.
+    Exp,
+    /// gpukit's `tanh`.
+    Tanh,
+    /// IEEE `sqrt`.
+    Sqrt,
+    /// gpukit's `log`.
+    Log,
+}
+
+impl UnaryOp {
+    /// Every unary op.
+    pub const ALL: [UnaryOp; 6] = [
+        UnaryOp::Relu,
+        UnaryOp::Sigmoid,
+        UnaryOp::Exp,
+        UnaryOp::Tanh,
+        UnaryOp::Sqrt,
+        UnaryOp::Log,
+    ];
+
+    /// The op's name in kernel names (`relu`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            UnaryOp::Relu => "relu",
+            UnaryOp::Sigmoid => "sigmoid",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Log => "log",
+        }
+    }
+
+    /// Applies the op in a compute type.
+    #[inline(always)]
+    pub fn real<R: Real>(self, x: R) -> R {
+        match self {
+            UnaryOp::Relu => relu(x),
+            UnaryOp::Sigmoid => x.sigmoid(),
+            UnaryOp::Exp => x.exp(),
+            UnaryOp::Tanh => x.tanh(),
+            UnaryOp::Sqrt => x.sqrt(),
+            UnaryOp::Log => x.log(),
+        }
+    }
+
+    /// Applies the op to a float storage element: load, compute, store.
+    #[inline(always)]
+    pub fn float<T: FloatElement>(self, x: T) -> T {
+        T::store(self.real(x.load()))
+    }
+}
+
+/// Arithmetic on any element type: the binary ops and the sum accumulation, with each
+/// dtype's rules (floats: load, compute in the compute type, store; integers: wrapping,
+/// [`int_div`]). Implemented for all six dtypes.
+pub trait Arith: Element {
+    /// The accumulator of a sum (the compute type for floats, the type itself for ints).
+    type Acc: Copy + Send + Sync + Debug + 'static;
+    /// `op(a, b)` under this dtype's rules.
+    fn binary(op: BinaryOp, a: Self, b: Self) -> Self;
+    /// The starting value of every accumulation lane: +0.0 or 0.
+    fn acc_zero() -> Self::Acc;
+    /// Folds one element into a lane: `acc + load(x)` (one rounding; wrapping for ints).
+    fn acc_step(acc: Self::Acc, x: Self) -> Self::Acc;
+    /// Merges two partial sums: `a + b`.
+    fn acc_combine(a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// Stores a finished sum (rounding to nearest even for f16/bf16).
+    fn acc_store(acc: Self::Acc) -> Self;
+}
+
+macro_rules! arith_float {
+    ($t:ty) => {
+        impl Arith for $t {
+            type Acc = <$t as FloatElement>::Real;
+            #[inline(always)]
+            fn binary(op: BinaryOp, a: Self, b: Self) -> Self {
+                op.float(a, b)
+            }
+            #[inline(always)]
+            fn acc_zero() -> Self::Acc {
+                Real::ZERO
+            }
+            #[inline(always)]
+            fn acc_step(acc: Self::Acc, x: Self) -> Self::Acc {
+                acc + x.load()
+            }
+            #[inline(always)]
+            fn acc_combine(a: Self::Acc, b: Self::Acc) -> Self::Acc {
+                a + b
+            }
+            #[inline(always)]
+            fn acc_store(acc: Self::Acc) -> Self {
+                <$t as FloatElement>::store(acc)
+            }
+        }
+    };
+}
+
+arith_float!(f32);
+arith_float!(f64);
+arith_float!(f16);
+arith_float!(bf16);
+
+macro_rules! arith_int {
+    ($t:ty, $method:ident) => {
+        impl Arith for $t {
+            type Acc = $t;
+            #[inline(always)]
+            fn binary(op: BinaryOp, a: Self, b: Self) -> Self {
+                op.$method(a, b)
+            }
+            #[inline(always)]
+            fn acc_zero() -> Self::Acc {
+                0
+            }
+            #[inline(always)]
+            fn acc_step(acc: Self::Acc, x: Self) -> Self::Acc {
+                acc.wrapping_add(x)
+            }
+            #[inline(always)]
+            fn acc_combine(a: Self::Acc, b: Self::Acc) -> Self::Acc {
+                a.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn acc_store(acc: Self::Acc) -> Self {
+                acc
+            }
+        }
+    };
+}
+
+arith_int!(i64, i64);
+arith_int!(i32, i32);
+
+/// Resolves an index along an axis of length `len`: negative counts from the end.
+/// `None` when out of range (the caller reports [`crate::Error::IndexOutOfRange`]).
+#[inline(always)]
+pub fn resolve_index(i: i64, len: usize) -> Option<usize> {
+    let len = i64::try_from(len).ok()?;
+    let j = if i < 0 { i.checked_add(len)? } else { i };
+    (0..len).contains(&j).then_some(j as usize)
+}
+
+/// Bitwise equality with the contract's NaN rule (rule 8): every non-NaN compares by
+/// `to_bits()` (signed zeros differ); any NaN equals any NaN. Integers compare exactly.
+pub fn same_bits<T: Element>(a: T, b: T) -> bool {
+    let (x, y) = (a.to_f64(), b.to_f64());
+    if T::DTYPE.is_float() && x.is_nan() && y.is_nan() {
+        return true;
+    }
+    bytemuck::bytes_of(&a) == bytemuck::bytes_of(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_min_nan_and_zero_rules() {
+        assert!(max_nan(f32::NAN, 1.0).is_nan() && max_nan(1.0, f32::NAN).is_nan());
+        assert!(min_nan(f64::NAN, 1.0).is_nan() && min_nan(1.0, f64::NAN).is_nan());
+        for (a, b) in [(0.0f32, -0.0f32), (-0.0, 0.0)] {
+            assert_eq!(max_nan(a, b).to_bits(), 0.0f32.to_bits());
+            assert_eq!(min_nan(a, b).to_bits(), (-0.0f32).to_bits());
+        }
+        assert_eq!(max_nan(-0.0f32, -0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(max_nan(2.0f32, f32::NEG_INFINITY), 2.0);
+        assert_eq!(min_nan(2.0f32, f32::NEG_INFINITY), f32::NEG_INFINITY);
+    }
+
+    #[test]
+    fn relu_rules() {
+        assert_eq!(relu(-0.0f32).to_bits(), 0);
+        assert_eq!(relu(-3.0f64), 0.0);
+        assert_eq!(relu(f32::INFINITY), f32::INFINITY);
+        assert!(relu(f32::NAN).is_nan());
+        assert_eq!(relu(f32::from_bits(1)).to_bits(), 1);
+    }
+
+    #[test]
+    fn integer_division_is_total() {
+        assert_eq!(int_div(7, 0), 0);
+        assert_eq!(int_div(i64::MIN, -1), i64::MIN);
+        assert_eq!(int_div(-7, 2), -3);
+        assert_eq!(int_div32(i32::MIN, -1), i32::MIN);
+        assert_eq!(BinaryOp::Add.i32(i32::MAX, 1), i32::MIN);
+    }
+
+    #[test]
+    fn storage_types_round_to_nearest_even() {
+        // 1 + 2^-11 is half an f16 ulp above 1: ties to even gives 1.
+        assert_eq!(f16::store(1.0 + 2f32.powi(-11)), f16::ONE);
+        assert_eq!(
+            BinaryOp::Add.float(f16::ONE, f16::from_f32(2f32.powi(-11))),
+            f16::ONE
+        );
+        assert_eq!(bf16::store(1.0 + 2f32.powi(-8)), bf16::ONE);
+        assert_eq!(f16::from_bits(1).load(), 2f32.powi(-24));
+    }
+
+    #[test]
+    fn index_resolution() {
+        assert_eq!(resolve_index(0, 3), Some(0));
+        assert_eq!(resolve_index(-1, 3), Some(2));
+        assert_eq!(resolve_index(-3, 3), Some(0));
+        assert_eq!(resolve_index(-4, 3), None);
+        assert_eq!(resolve_index(3, 3), None);
+        assert_eq!(resolve_index(i64::MIN, 3), None);
+        assert_eq!(resolve_index(0, 0), None);
+    }
+
+    #[test]
+    fn same_bits_rule() {
+        assert!(same_bits(f32::NAN, -f32::NAN));
+        assert!(!same_bits(0.0f32, -0.0));
+        assert!(same_bits(f16::NAN, f16::from_bits(0x7e01)));
+        assert!(!same_bits(1i64, 2));
+    }
+}
