@@ -22,7 +22,7 @@ pub const LANES: usize = 32;
 /// Items per chunk (a multiple of [`LANES`]).
 pub const CHUNK: usize = 8192;
 
-const _: () = assert!(CHUNK % LANES == 0 && LANES.is_power_of_two());
+const _: () = assert!(CHUNK.is_multiple_of(LANES) && LANES.is_power_of_two());
 
 /// The fixed pairwise tree over the lanes: `w = 16, 8, 4, 2, 1`,
 /// `acc[l] = combine(acc[l], acc[l + w])` for `l < w`; returns `acc[0]`.
