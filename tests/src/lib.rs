@@ -1,1 +1,254 @@
-//! Shared helpers of the cross-backend test suite.
+//! The cross-backend equivalence suite's shared parts: the backends under test, the
+//! one bit-equality rule, and value/shape generators that reach every special value
+//! and every tile edge.
+//!
+//! Every op's test is written once, generic over the backend: [`backends`] lists the
+//! kits to run; adding a backend (CUDA, the PTX emulator) is one line there.
+
+use gpukit::half::{bf16, f16};
+use gpukit::numeric::same_bits;
+use gpukit::{Element, Kit};
+use proptest::prelude::*;
+
+/// The backends every equivalence test runs on: `(name, kit)`. CPU always; a backend
+/// that is not available on this machine is left out and [`skipped_backends`] says so.
+pub fn backends() -> Vec<(&'static str, Kit)> {
+    let mut v = vec![(
+        "cpu",
+        gpukit::cpu().expect("the CPU backend is always available"),
+    )];
+    // CUDA joins here (one line) once the CUDA backend lands; the PTX emulator likewise.
+    if let Ok(k) = gpukit::open("cuda") {
+        v.push(("cuda", k));
+    }
+    v
+}
+
+/// Backends the suite would run but cannot on this machine, with the reason — printed
+/// by the suite so a missing GPU is reported as skipped, never as a silent pass.
+pub fn skipped_backends() -> Vec<(&'static str, String)> {
+    match gpukit::open("cuda") {
+        Ok(_) => vec![],
+        Err(e) => vec![("cuda", e.to_string())],
+    }
+}
+
+/// Proptest cases per op × dtype: 256, or `$GPUKIT_CASES` for long runs.
+pub fn cases() -> u32 {
+    std::env::var("GPUKIT_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(256)
+}
+
+/// The contract's equality (rule 8), element by element: `to_bits()` equality, any NaN
+/// equal to any NaN. `Err` describes the first difference. This is the one place the
+/// rule is encoded; every comparison in the suite goes through it.
+pub fn check_same_bits<T: Element>(what: &str, got: &[T], want: &[T]) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!(
+            "{what}: length {} != expected {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    match got.iter().zip(want).position(|(g, w)| !same_bits(*g, *w)) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{what}: element {i} of {}: got {:?} ({:x?}), want {:?} ({:x?})",
+            got.len(),
+            got[i],
+            bytemuck_bytes(&got[i]),
+            want[i],
+            bytemuck_bytes(&want[i])
+        )),
+    }
+}
+
+fn bytemuck_bytes<T: Element>(v: &T) -> Vec<u8> {
+    gpukit::bytemuck::bytes_of(v)
+        .iter()
+        .rev()
+        .copied()
+        .collect()
+}
+
+/// An element type the generators know: specials and conversion from random numbers.
+pub trait TestElem: Element {
+    /// The special values of the type: NaN, ±inf, ±0, subnormals, extremes.
+    fn specials() -> Vec<Self>;
+    /// A value from an f64 of moderate magnitude (rounded; integers truncated).
+    fn from_moderate(v: f64) -> Self;
+}
+
+macro_rules! float_elem {
+    ($t:ty, $from:expr, [$($s:expr),* $(,)?]) => {
+        impl TestElem for $t {
+            fn specials() -> Vec<Self> {
+                vec![$($s),*]
+            }
+            fn from_moderate(v: f64) -> Self {
+                $from(v)
+            }
+        }
+    };
+}
+
+float_elem!(
+    f32,
+    |v: f64| v as f32,
+    [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        f32::from_bits(1),
+        f32::from_bits(0x8000_0001),
+        f32::from_bits(0x007f_ffff),
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        f32::MIN,
+        1e-30,
+        3e38,
+        1.0,
+        -1.0,
+    ]
+);
+float_elem!(
+    f64,
+    |v: f64| v,
+    [
+        f64::NAN,
+        -f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+        f64::from_bits(1),
+        f64::from_bits(0x8000_0000_0000_0001),
+        f64::MIN_POSITIVE,
+        f64::MAX,
+        f64::MIN,
+        1e-300,
+        1e300,
+        1.0,
+        -1.0,
+    ]
+);
+float_elem!(
+    f16,
+    f16::from_f64,
+    [
+        f16::NAN,
+        f16::INFINITY,
+        f16::NEG_INFINITY,
+        f16::ZERO,
+        f16::NEG_ZERO,
+        f16::from_bits(1),
+        f16::from_bits(0x83ff),
+        f16::MIN_POSITIVE,
+        f16::MAX,
+        f16::MIN,
+        f16::ONE,
+        f16::NEG_ONE,
+    ]
+);
+float_elem!(
+    bf16,
+    bf16::from_f64,
+    [
+        bf16::NAN,
+        bf16::INFINITY,
+        bf16::NEG_INFINITY,
+        bf16::ZERO,
+        bf16::NEG_ZERO,
+        bf16::from_bits(1),
+        bf16::from_bits(0x807f),
+        bf16::MIN_POSITIVE,
+        bf16::MAX,
+        bf16::MIN,
+        bf16::ONE,
+        bf16::NEG_ONE,
+    ]
+);
+
+impl TestElem for i64 {
+    fn specials() -> Vec<Self> {
+        vec![0, 1, -1, i64::MIN, i64::MAX, i64::MIN + 1]
+    }
+    fn from_moderate(v: f64) -> Self {
+        (v * 1000.0) as i64
+    }
+}
+
+impl TestElem for i32 {
+    fn specials() -> Vec<Self> {
+        vec![0, 1, -1, i32::MIN, i32::MAX, i32::MIN + 1]
+    }
+    fn from_moderate(v: f64) -> Self {
+        (v * 1000.0) as i32
+    }
+}
+
+/// One value: mostly moderate (±1e3, with fractions), sometimes huge or tiny
+/// magnitudes, sometimes a special (NaN, ±inf, -0.0, subnormal, extremes).
+pub fn value<T: TestElem>() -> impl Strategy<Value = T> {
+    let specials = T::specials();
+    prop_oneof![
+        12 => (-1e3f64..1e3).prop_map(T::from_moderate),
+        2 => (-30i32..30, -1.0f64..1.0).prop_map(|(e, m)| T::from_moderate(m * 2f64.powi(e))),
+        1 => (0..specials.len()).prop_map(move |i| specials[i]),
+    ]
+}
+
+/// A vector of `n` values.
+pub fn values<T: TestElem>(n: usize) -> impl Strategy<Value = Vec<T>> {
+    proptest::collection::vec(value::<T>(), n)
+}
+
+/// A length up to `max`: half the time an edge (0, 1, primes, sizes just past the lane,
+/// tile and chunk sizes the kernels use), half the time uniform.
+pub fn len_with_edges(max: usize) -> impl Strategy<Value = usize> {
+    // 0, 1, primes, and sizes just past the tile and chunk sizes the kernels use.
+    let edges: Vec<usize> = [
+        0usize, 1, 2, 3, 5, 7, 13, 31, 32, 33, 63, 64, 65, 127, 129, 255, 257, 1023, 1025, 4093,
+        8191, 8192, 8193, 16385, 65537,
+    ]
+    .into_iter()
+    .filter(|&e| e <= max)
+    .collect();
+    prop_oneof![
+        1 => (0..edges.len()).prop_map(move |i| edges[i]),
+        1 => 0..=max,
+    ]
+}
+
+/// A dimension for matrix shapes: 0, 1, primes and tile edges up to `max`.
+pub fn dim(max: usize) -> impl Strategy<Value = usize> {
+    let edges: Vec<usize> = [
+        0usize, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 64, 65, 97,
+    ]
+    .into_iter()
+    .filter(|&e| e <= max)
+    .collect();
+    prop_oneof![
+        1 => (0..edges.len()).prop_map(move |i| edges[i]),
+        1 => 0..=max,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_equality_rule() {
+        assert!(check_same_bits("x", &[f32::NAN, 1.0], &[-f32::NAN, 1.0]).is_ok());
+        assert!(check_same_bits("x", &[0.0f32], &[-0.0]).is_err());
+        assert!(check_same_bits("x", &[1i64], &[1, 2]).is_err());
+        let e = check_same_bits("sum", &[1.0f64, 2.0], &[1.0, 2.0000000000000004]).unwrap_err();
+        assert!(e.contains("element 1"), "{e}");
+    }
+}

@@ -12,6 +12,8 @@ use std::marker::PhantomData;
 
 use gpukit_core::{Element, Error, KernelArg, Result};
 
+pub use crate::kernels::simd::{SimdLevel, detected_simd_level, set_simd_limit, simd_level};
+
 /// A built-in kernel's entry point.
 pub type BuiltinFn = fn(&BuiltinArgs<'_>) -> Result<()>;
 

@@ -1,37 +1,28 @@
-//! gpukit's operator family: validation, shape rules and dispatch to each backend's
-//! built-in kernels (`{op}_{dtype}`), written against `gpukit-core` only.
+//! gpukit's operator family: validation, shape rules and dispatch, written against
+//! `gpukit-core` only.
 //!
-//! **Placeholder crate.** The foundation issue lays out the workspace; the operators
-//! themselves (elementwise, matmul, softmax, gather/scatter, the neural-network family)
-//! arrive with the numerics-contract and operator-family issues. Until then this crate
-//! holds only the shared helpers below.
+//! Every op validates everything (that each buffer is present and on the kit, dtypes,
+//! lengths against the shape, forbidden overlaps, index ranges) before any memory is
+//! touched, then launches the backend's built-in kernel `{op}_{dtype}` from the table
+//! in [`gpukit_core::abi`]. The numerics of each op are the contract's
+//! (docs/numerics.md); the reference oracle (`gpukit-reference`) is its executable form.
+//!
+//! The arithmetic core lives here: elementwise binary ops (same shape and N-D stride
+//! broadcast), unary maps (and user maps), matmul and batched matmul, gather and
+//! scatter along an axis, row softmax, sum and dot.
 
-use gpukit_core::{Error, Result};
+mod check;
+mod elementwise;
+mod index;
+mod linalg;
+mod reduce;
 
-/// The number of elements of a shape, checked for overflow.
-///
-/// Errors: [`Error::SizeOverflow`] when the product does not fit in `usize`.
-pub fn numel(shape: &[usize]) -> Result<usize> {
-    shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| Error::SizeOverflow {
-            what: format!("shape {shape:?}"),
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numel_multiplies_and_checks_overflow() {
-        assert_eq!(numel(&[]).unwrap(), 1);
-        assert_eq!(numel(&[2, 3, 0]).unwrap(), 0);
-        assert_eq!(numel(&[7, 11]).unwrap(), 77);
-        assert!(matches!(
-            numel(&[usize::MAX, 2]),
-            Err(Error::SizeOverflow { .. })
-        ));
-    }
-}
+pub use check::numel;
+pub use elementwise::{
+    MapFn, add, binary, binary_broadcast, div, exp, log, map, mul, relu, sigmoid, sqrt, sub, tanh,
+    unary,
+};
+pub use gpukit_core::numeric::{BinaryOp, UnaryOp};
+pub use index::{gather, scatter};
+pub use linalg::{bmm, matmul};
+pub use reduce::{dot, softmax_rows, sum};

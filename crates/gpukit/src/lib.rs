@@ -31,7 +31,9 @@
 mod readme {}
 
 pub mod demo;
+pub mod host;
 pub mod selftest;
+mod selftest_ops;
 
 pub use gpukit_core::*;
 pub use gpukit_ops as ops;

@@ -225,6 +225,9 @@ pub fn checks() -> Vec<Check> {
             run: block_sum,
         },
     ]
+    .into_iter()
+    .chain(crate::selftest_ops::checks())
+    .collect()
 }
 
 /// Runs every check on `kit`, calling `progress(i, total, check)` before each.

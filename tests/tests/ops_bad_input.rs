@@ -1,0 +1,335 @@
+//! Every op rejects bad shapes, dtypes, lengths, indices, overlaps and foreign or absent
+//! buffers with a specific error; random invalid calls never panic.
+
+use gpukit::prelude::*;
+use gpukit::{Buf, ops};
+use proptest::prelude::*;
+
+fn kit() -> Kit {
+    Kit::cpu().unwrap()
+}
+
+fn f32s(k: &Kit, n: usize) -> Buf {
+    k.upload(&vec![1.0f32; n]).unwrap()
+}
+
+#[test]
+fn elementwise_errors() {
+    let k = kit();
+    let (a, b, out) = (f32s(&k, 8), f32s(&k, 8), f32s(&k, 8));
+    let short = f32s(&k, 7);
+    assert!(matches!(
+        ops::add(&k, &out, &a, &short),
+        Err(Error::Length {
+            expected: 8,
+            got: 7,
+            ..
+        })
+    ));
+    let d = k.upload(&[1.0f64; 8]).unwrap();
+    assert!(matches!(
+        ops::mul(&k, &out, &a, &d),
+        Err(Error::DType {
+            got: DType::F64,
+            ..
+        })
+    ));
+    let i = k.upload(&[1i64; 8]).unwrap();
+    assert!(matches!(
+        ops::relu(&k, &i, &i),
+        Err(Error::DType {
+            got: DType::I64,
+            ..
+        })
+    ));
+    // Partial overlap of the output with an input.
+    let big = f32s(&k, 16);
+    let (lo, mid) = (big.view(0, 8).unwrap(), big.view(4, 8).unwrap());
+    assert!(matches!(
+        ops::sub(&k, &mid, &lo, &b),
+        Err(Error::InvalidArgument { .. })
+    ));
+    // Exactly in place is fine.
+    ops::add(&k, &a, &a, &b).unwrap();
+    assert_eq!(a.download::<f32>().unwrap(), vec![2.0; 8]);
+    // Foreign and absent buffers.
+    let other = kit();
+    let far = f32s(&other, 8);
+    assert!(matches!(
+        ops::div(&k, &out, &far, &b),
+        Err(Error::DeviceMismatch { .. })
+    ));
+    assert!(matches!(
+        ops::exp(&k, &out, &Buf::absent(DType::F32)),
+        Err(Error::Absent { .. })
+    ));
+}
+
+#[test]
+fn broadcast_errors() {
+    let k = kit();
+    let (a, b) = (f32s(&k, 3), f32s(&k, 4));
+    let out = f32s(&k, 12);
+    // Wrong number of strides.
+    assert!(matches!(
+        ops::binary_broadcast(&k, ops::BinaryOp::Add, &out, &[3, 4], &a, &[1], &b, &[0, 1]),
+        Err(Error::Shape { .. })
+    ));
+    // A stride that reads past the end of `a`.
+    assert!(matches!(
+        ops::binary_broadcast(
+            &k,
+            ops::BinaryOp::Add,
+            &out,
+            &[3, 4],
+            &a,
+            &[2, 0],
+            &b,
+            &[0, 1]
+        ),
+        Err(Error::Shape { .. })
+    ));
+    // Output length not the product of the dims.
+    assert!(matches!(
+        ops::binary_broadcast(
+            &k,
+            ops::BinaryOp::Add,
+            &f32s(&k, 11),
+            &[3, 4],
+            &a,
+            &[1, 0],
+            &b,
+            &[0, 1]
+        ),
+        Err(Error::Length { .. })
+    ));
+    // Overflowing dims.
+    assert!(matches!(
+        ops::binary_broadcast(
+            &k,
+            ops::BinaryOp::Add,
+            &out,
+            &[usize::MAX, 4],
+            &a,
+            &[0, 0],
+            &b,
+            &[0, 0]
+        ),
+        Err(Error::SizeOverflow { .. })
+    ));
+    ops::binary_broadcast(
+        &k,
+        ops::BinaryOp::Add,
+        &out,
+        &[3, 4],
+        &a,
+        &[1, 0],
+        &b,
+        &[0, 1],
+    )
+    .unwrap();
+    assert_eq!(out.download::<f32>().unwrap(), vec![2.0; 12]);
+}
+
+#[test]
+fn matmul_errors() {
+    let k = kit();
+    let (a, b, c) = (f32s(&k, 6), f32s(&k, 6), f32s(&k, 4));
+    assert!(matches!(
+        ops::matmul(&k, &c, &a, &b, 2, 3, 3),
+        Err(Error::Length { .. })
+    ));
+    assert!(matches!(
+        ops::matmul(&k, &c, &a, &f32s(&k, 5), 2, 3, 2),
+        Err(Error::Length { .. })
+    ));
+    assert!(matches!(
+        ops::matmul(&k, &c, &a, &b, usize::MAX, 3, 2),
+        Err(Error::SizeOverflow { .. })
+    ));
+    let ints = k.upload(&[1i32; 6]).unwrap();
+    assert!(matches!(
+        ops::matmul(&k, &k.upload(&[0i32; 4]).unwrap(), &ints, &ints, 2, 3, 2),
+        Err(Error::DType { .. })
+    ));
+    // The output may not alias an input.
+    let sq = f32s(&k, 4);
+    assert!(matches!(
+        ops::matmul(&k, &sq, &sq, &f32s(&k, 4), 2, 2, 2),
+        Err(Error::InvalidArgument { .. })
+    ));
+    // bmm: the last batch passes the end of `a`.
+    assert!(matches!(
+        ops::bmm(&k, &f32s(&k, 8), &a, &b, 2, 2, 3, 2, 6, 0),
+        Err(Error::Length { .. })
+    ));
+    ops::matmul(&k, &c, &a, &b, 2, 3, 2).unwrap();
+    assert_eq!(c.download::<f32>().unwrap(), vec![3.0; 4]);
+}
+
+#[test]
+fn index_errors() {
+    let k = kit();
+    let data = f32s(&k, 12); // [2, 3, 2]
+    let out = f32s(&k, 8); // [2, 2, 2]
+    let idx = k.upload(&[0i64, 3]).unwrap();
+    match ops::gather(&k, &out, &data, &idx, 2, 3, 2) {
+        Err(Error::IndexOutOfRange {
+            index: 3,
+            axis_len: 3,
+            ..
+        }) => {}
+        other => panic!("{other:?}"),
+    }
+    let idx = k.upload(&[-4i64, 0]).unwrap();
+    assert!(matches!(
+        ops::gather(&k, &out, &data, &idx, 2, 3, 2),
+        Err(Error::IndexOutOfRange { index: -4, .. })
+    ));
+    let idx32 = k.upload(&[0i32, 1]).unwrap();
+    assert!(matches!(
+        ops::gather(&k, &out, &data, &idx32, 2, 3, 2),
+        Err(Error::DType { .. })
+    ));
+    let idx = k.upload(&[0i64, -1]).unwrap();
+    assert!(matches!(
+        ops::gather(&k, &f32s(&k, 7), &data, &idx, 2, 3, 2),
+        Err(Error::Length { .. })
+    ));
+    // Scatter: a bad index writes nothing.
+    let y = k.upload(&[5.0f32; 12]).unwrap();
+    let upd = f32s(&k, 8);
+    let bad = k.upload(&[1i64, 9]).unwrap();
+    assert!(matches!(
+        ops::scatter(&k, &y, &data, &bad, &upd, 2, 3, 2),
+        Err(Error::IndexOutOfRange { index: 9, .. })
+    ));
+    assert_eq!(y.download::<f32>().unwrap(), vec![5.0; 12]);
+    assert!(matches!(
+        ops::scatter(&k, &upd, &data, &idx, &upd, 2, 3, 2),
+        Err(Error::Length { .. })
+    ));
+    ops::gather(&k, &out, &data, &idx, 2, 3, 2).unwrap();
+}
+
+#[test]
+fn reduction_errors() {
+    let k = kit();
+    let a = f32s(&k, 6);
+    assert!(matches!(
+        ops::softmax_rows(&k, &f32s(&k, 6), &a, 2, 4),
+        Err(Error::Length { .. })
+    ));
+    assert!(matches!(
+        ops::sum(&k, &f32s(&k, 2), &a),
+        Err(Error::Length { expected: 1, .. })
+    ));
+    assert!(matches!(
+        ops::dot(&k, &f32s(&k, 1), &a, &f32s(&k, 5)),
+        Err(Error::Length { .. })
+    ));
+    let i = k.upload(&[1i64; 6]).unwrap();
+    assert!(matches!(
+        ops::dot(&k, &k.upload(&[0i64]).unwrap(), &i, &i),
+        Err(Error::DType { .. })
+    ));
+    assert!(matches!(
+        ops::softmax_rows(&k, &i, &i, 2, 3),
+        Err(Error::DType { .. })
+    ));
+    let s = k.upload(&[0i64]).unwrap();
+    ops::sum(&k, &s, &i).unwrap();
+    assert_eq!(s.download::<i64>().unwrap(), vec![6]);
+}
+
+#[derive(Debug, Clone)]
+enum Call {
+    Binary(u8, usize, usize, usize),
+    Broadcast(Vec<usize>, Vec<usize>, Vec<usize>, usize),
+    Unary(u8, usize, usize),
+    Matmul(usize, usize, usize, usize, usize),
+    Bmm(usize, usize, usize, usize, usize, usize, usize),
+    Gather(usize, usize, usize, Vec<i64>, usize),
+    Scatter(usize, usize, usize, Vec<i64>, usize),
+    Softmax(usize, usize, usize),
+    Sum(usize, usize),
+}
+
+fn small() -> impl Strategy<Value = usize> {
+    prop_oneof![8 => 0usize..12, 1 => Just(usize::MAX), 1 => Just(1usize << 62)]
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    prop_oneof![
+        (any::<u8>(), small(), small(), small()).prop_map(|(d, a, b, c)| Call::Binary(d, a, b, c)),
+        (
+            proptest::collection::vec(small(), 0..4),
+            proptest::collection::vec(small(), 0..4),
+            proptest::collection::vec(small(), 0..4),
+            small()
+        )
+            .prop_map(|(d, a, b, n)| Call::Broadcast(d, a, b, n)),
+        (any::<u8>(), small(), small()).prop_map(|(d, a, b)| Call::Unary(d, a, b)),
+        (small(), small(), small(), small(), small())
+            .prop_map(|(m, k, n, la, lb)| Call::Matmul(m, k, n, la, lb)),
+        (
+            small(),
+            small(),
+            small(),
+            small(),
+            small(),
+            small(),
+            small()
+        )
+            .prop_map(|(b, m, k, n, sa, sb, l)| Call::Bmm(b, m, k, n, sa, sb, l)),
+        (
+            small(),
+            small(),
+            small(),
+            proptest::collection::vec(any::<i64>(), 0..4),
+            small()
+        )
+            .prop_map(|(o, a, i, x, l)| Call::Gather(o, a, i, x, l)),
+        (
+            small(),
+            small(),
+            small(),
+            proptest::collection::vec(-5i64..5, 0..4),
+            small()
+        )
+            .prop_map(|(o, a, i, x, l)| Call::Scatter(o, a, i, x, l)),
+        (small(), small(), small()).prop_map(|(r, c, l)| Call::Softmax(r, c, l)),
+        (any::<u8>().prop_map(|d| d as usize), small()).prop_map(|(d, l)| Call::Sum(d, l)),
+    ]
+}
+
+fn buf(k: &Kit, d: u8, n: usize) -> Buf {
+    let n = n.min(64);
+    k.zeros(DType::ALL[d as usize % 6], n).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Random (mostly invalid) op calls: each returns, none panics.
+    #[test]
+    fn random_op_calls_never_panic(calls in proptest::collection::vec(call(), 1..8)) {
+        let k = kit();
+        for c in calls {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _ = match &c {
+                    Call::Binary(d, a, b, o) => ops::add(&k, &buf(&k, *d, *o), &buf(&k, *d, *a), &buf(&k, d.wrapping_add((a % 2) as u8 * 3), *b)),
+                    Call::Broadcast(dims, sa, sb, n) => ops::binary_broadcast(&k, ops::BinaryOp::Div, &buf(&k, 0, *n), dims, &buf(&k, 0, *n), sa, &buf(&k, 0, 5), sb),
+                    Call::Unary(d, a, o) => ops::log(&k, &buf(&k, *d, *o), &buf(&k, *d, *a)),
+                    Call::Matmul(m, kk, n, la, lb) => ops::matmul(&k, &buf(&k, 0, m.saturating_mul(*n)), &buf(&k, 0, *la), &buf(&k, 0, *lb), *m, *kk, *n),
+                    Call::Bmm(b, m, kk, n, sa, sb, l) => ops::bmm(&k, &buf(&k, 1, *l), &buf(&k, 1, *l), &buf(&k, 1, *l), *b, *m, *kk, *n, *sa, *sb),
+                    Call::Gather(o, a, i, idx, l) => ops::gather(&k, &buf(&k, 2, *l), &buf(&k, 2, o.saturating_mul(*a).saturating_mul(*i)), &k.upload(idx).unwrap(), *o, *a, *i),
+                    Call::Scatter(o, a, i, idx, l) => ops::scatter(&k, &buf(&k, 4, o.saturating_mul(*a).saturating_mul(*i)), &buf(&k, 4, o.saturating_mul(*a).saturating_mul(*i)), &k.upload(idx).unwrap(), &buf(&k, 4, *l), *o, *a, *i),
+                    Call::Softmax(r, cols, l) => ops::softmax_rows(&k, &buf(&k, 3, *l), &buf(&k, 3, *l), *r, *cols),
+                    Call::Sum(d, l) => ops::sum(&k, &buf(&k, *d as u8, 1), &buf(&k, *d as u8, *l)),
+                };
+            }));
+            prop_assert!(r.is_ok(), "panicked on {c:?}");
+        }
+    }
+}
