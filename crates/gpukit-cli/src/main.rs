@@ -212,21 +212,39 @@ fn time_it(reps: usize, mut f: impl FnMut() -> gpukit::Result<()>) -> gpukit::Re
     Ok(v[v.len() / 2])
 }
 
+/// One line of the bench table: what, size, seconds, and a rate with its unit.
+struct BenchRow {
+    name: String,
+    size: String,
+    seconds: f64,
+    rate: f64,
+    unit: &'static str,
+}
+
 fn bench(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
+    use gpukit::ops;
     const N: usize = 1 << 24;
+    let mut rows: Vec<BenchRow> = Vec::new();
+    let mut p = Progress::new();
+    let total = 10;
+    let mut row = |name: &str, size: String, seconds: f64, work: f64, unit: &'static str| {
+        rows.push(BenchRow {
+            name: name.to_string(),
+            size,
+            seconds,
+            rate: work / seconds / 1e9,
+            unit,
+        });
+    };
     let x = kit.upload(&vec![1.0f32; N])?;
     let y = kit.upload(&vec![2.0f32; N])?;
-    let sums = kit.zeros(DType::F32, N.div_ceil(256))?;
-    let host = vec![0.5f32; N];
-    let mut back = vec![0.0f32; N];
+    let out = kit.alloc(DType::F32, N)?;
     let mb = (N * 4) as f64;
-    let mut rows: Vec<(&str, String, f64, f64)> = Vec::new();
-    let mut p = Progress::new();
-    let total = 4;
+
     p.step(0, total, "saxpy");
     let saxpy = demo::saxpy();
     let cfg = LaunchConfig::for_elements(N, 256)?;
-    let t = time_it(9, || {
+    let t = time_it(5, || {
         kit.launch(
             &saxpy,
             cfg,
@@ -238,49 +256,97 @@ fn bench(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
             ],
         )
     })?;
-    rows.push((
+    row(
         "saxpy f32 (user kernel)",
         format!("n={N}"),
         t,
-        3.0 * mb / t / 1e9,
-    ));
+        3.0 * mb,
+        "GB/s",
+    );
     p.step(1, total, "block_sum");
+    let sums = kit.zeros(DType::F32, N.div_ceil(256))?;
     let bs = demo::block_sum();
     let cfg = demo::block_sum_config(N)?;
-    let t = time_it(9, || {
+    let t = time_it(5, || {
         kit.launch(
             &bs,
             cfg,
             &[(&x).into(), (&sums).into(), DevArg::I64(N as i64)],
         )
     })?;
-    rows.push((
+    row(
         "block_sum f32 (user kernel)",
         format!("n={N}"),
         t,
-        mb / t / 1e9,
-    ));
-    p.step(2, total, "upload");
-    let t = time_it(9, || x.write(&host))?;
-    rows.push(("upload f32", format!("n={N}"), t, mb / t / 1e9));
-    p.step(3, total, "download");
-    let t = time_it(9, || x.read_into(&mut back))?;
-    rows.push(("download f32", format!("n={N}"), t, mb / t / 1e9));
+        mb,
+        "GB/s",
+    );
+    p.step(2, total, "add");
+    let t = time_it(5, || ops::add(kit, &out, &x, &y))?;
+    row("add f32", format!("n={N}"), t, 3.0 * mb, "GB/s");
+    p.step(3, total, "exp");
+    let t = time_it(5, || ops::exp(kit, &out, &x))?;
+    row("exp f32", format!("n={N}"), t, 2.0 * mb, "GB/s");
+    p.step(4, total, "sum");
+    let s1 = kit.alloc(DType::F32, 1)?;
+    let t = time_it(5, || ops::sum(kit, &s1, &x))?;
+    row("sum f32", format!("n={N}"), t, mb, "GB/s");
+    p.step(5, total, "softmax");
+    let (r, c) = (4096, 4096);
+    let t = time_it(5, || ops::softmax_rows(kit, &out, &x, r, c))?;
+    row(
+        "softmax f32",
+        format!("{r}x{c}"),
+        t,
+        2.0 * (r * c * 4) as f64,
+        "GB/s",
+    );
+    for (i, (dtype, label)) in [(DType::F32, "matmul f32"), (DType::F64, "matmul f64")]
+        .into_iter()
+        .enumerate()
+    {
+        for (j, n) in [256usize, 1024].into_iter().enumerate() {
+            p.step(6 + 2 * i + j, total, label);
+            let a = kit.upload_f64(dtype, &vec![0.5; n * n])?;
+            let b = kit.upload_f64(dtype, &vec![0.25; n * n])?;
+            let c = kit.alloc(dtype, n * n)?;
+            let t = time_it(3, || ops::matmul(kit, &c, &a, &b, n, n, n))?;
+            row(
+                label,
+                format!("{n}^3"),
+                t,
+                2.0 * (n * n * n) as f64,
+                "GFLOP/s",
+            );
+        }
+    }
+    let (host, mut back) = (vec![0.5f32; N], vec![0.0f32; N]);
+    let t = time_it(5, || x.write(&host))?;
+    row("upload f32", format!("n={N}"), t, mb, "GB/s");
+    let t = time_it(5, || x.read_into(&mut back))?;
+    row("download f32", format!("n={N}"), t, mb, "GB/s");
     p.done();
     if o.json {
         let r: Vec<_> = rows
             .iter()
-            .map(|(name, size, t, gbs)| json!({"bench": name, "size": size, "seconds": t, "gb_per_s": gbs}))
+            .map(|r| json!({"bench": r.name, "size": r.size, "seconds": r.seconds, "rate": r.rate, "unit": r.unit}))
             .collect();
         println!("{}", json!({"device": kit.info().spec(), "results": r}));
     } else {
         println!("bench on {} ({})", kit.info().spec(), kit.info().name);
         println!(
             "{:<28} {:<12} {:>10} {:>10}",
-            "kernel", "size", "ms", "GB/s"
+            "kernel", "size", "ms", "rate"
         );
-        for (name, size, t, gbs) in rows {
-            println!("{name:<28} {size:<12} {:>10.3} {gbs:>10.2}", t * 1e3);
+        for r in rows {
+            println!(
+                "{:<28} {:<12} {:>10.3} {:>10.2} {}",
+                r.name,
+                r.size,
+                r.seconds * 1e3,
+                r.rate,
+                r.unit
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -10,6 +10,11 @@
 //! writes outside the buffers it was given.
 
 use crate::DType;
+
+pub mod attention;
+pub mod conv;
+pub mod movement;
+pub mod norm;
 use crate::numeric::{FLOAT_DTYPES, INT_DTYPES};
 
 /// One built-in kernel family: the op, the dtypes it is instantiated for, its arguments.
@@ -169,17 +174,27 @@ pub fn kernel_name(op: &str, dtype: DType) -> String {
     format!("{op}_{}", dtype.name())
 }
 
-/// Every built-in kernel name, in table order.
-pub fn all_kernel_names() -> Vec<String> {
+/// Every kernel signature: the arithmetic core ([`KERNELS`]) and the neural-network
+/// groups ([`conv`], [`norm`], [`attention`], [`movement`]).
+pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
     KERNELS
         .iter()
+        .chain(conv::KERNELS)
+        .chain(norm::KERNELS)
+        .chain(attention::KERNELS)
+        .chain(movement::KERNELS)
+}
+
+/// Every built-in kernel name, in table order.
+pub fn all_kernel_names() -> Vec<String> {
+    all_kernels()
         .flat_map(|s| s.dtypes.iter().map(move |&d| kernel_name(s.op, d)))
         .collect()
 }
 
 /// The signature of `op`, if it is in the table.
 pub fn signature(op: &str) -> Option<&'static KernelSig> {
-    KERNELS.iter().find(|s| s.op == op)
+    all_kernels().find(|s| s.op == op)
 }
 
 #[cfg(test)]

@@ -391,6 +391,7 @@ fn exp_kernel_f64(x: f64, xl: f64) -> (i32, f64, f64) {
 /// Cody-Waite reduction `x = k ln2 + r`, `|r| <= ln2/2`, degree-6 polynomial,
 /// result reconstructed as `2^k (hi + lo)`. `exp(NaN) = NaN`,
 /// `exp(-inf) = +0`, `exp(+inf) = +inf`, `exp(+-0) = 1`.
+#[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
     if x.is_nan() {
         return x;
@@ -412,6 +413,7 @@ pub fn exp_f32(x: f32) -> f32 {
 /// Cody-Waite reduction `x = k ln2 + r`, `|r| <= ln2/2`, degree-12
 /// polynomial, result reconstructed as `2^k (hi + lo)`. Special values as
 /// [`exp_f32`].
+#[inline(always)]
 pub fn exp_f64(x: f64) -> f64 {
     if x.is_nan() {
         return x;
@@ -436,6 +438,7 @@ pub fn exp_f64(x: f64) -> f64 {
 /// `log(1+f) = f - f^2/2 + s (f^2/2 + R(s^2))` with a degree-4 polynomial `R`.
 /// `log(NaN) = NaN`, `log(x<0) = NaN`, `log(+-0) = -inf`, `log(+inf) = +inf`;
 /// subnormal inputs are supported.
+#[inline(always)]
 pub fn log_f32(x: f32) -> f32 {
     if x.is_nan() {
         return x;
@@ -473,6 +476,7 @@ pub fn log_f32(x: f32) -> f32 {
 /// Natural logarithm in f64 (max error < 1 ulp).
 ///
 /// Same algorithm as [`log_f32`] with a degree-7 polynomial `R`.
+#[inline(always)]
 pub fn log_f64(x: f64) -> f64 {
     if x.is_nan() {
         return x;
@@ -516,6 +520,7 @@ pub fn log_f64(x: f64) -> f64 {
 /// `|x| < 0.5625`: `x + x^3 P(x^2)`, degree 5 in `x^2`. Otherwise
 /// `1 - 2/(e^{2|x|} + 1)` in double-word arithmetic, `+-1` for `|x| >= 9.5`.
 /// `tanh(NaN) = NaN`, `tanh(+-0) = +-0`, `tanh(+-inf) = +-1`.
+#[inline(always)]
 pub fn tanh_f32(x: f32) -> f32 {
     if x.is_nan() {
         return x;
@@ -553,6 +558,7 @@ pub fn tanh_f32(x: f32) -> f32 {
 ///
 /// Same algorithm as [`tanh_f32`] with a degree-11 polynomial in `x^2`,
 /// `+-1` for `|x| >= 22`.
+#[inline(always)]
 pub fn tanh_f64(x: f64) -> f64 {
     if x.is_nan() {
         return x;
@@ -593,6 +599,7 @@ pub fn tanh_f64(x: f64) -> f64 {
 /// for `x < 0`, each division corrected with an fma residual. `1` for
 /// `x > 18`, `e^x` (via [`exp_f32`], gradual underflow) for `x < -24`.
 /// `sigmoid(NaN) = NaN`, `sigmoid(-inf) = +0`, `sigmoid(+inf) = 1`.
+#[inline(always)]
 pub fn sigmoid_f32(x: f32) -> f32 {
     if x.is_nan() {
         return x;
@@ -620,6 +627,7 @@ pub fn sigmoid_f32(x: f32) -> f32 {
 /// Logistic sigmoid `1 / (1 + e^{-x})` in f64 (max error < 1 ulp).
 ///
 /// Same algorithm as [`sigmoid_f32`]; `1` for `x > 40`, `e^x` for `x < -45`.
+#[inline(always)]
 pub fn sigmoid_f64(x: f64) -> f64 {
     if x.is_nan() {
         return x;
@@ -653,6 +661,7 @@ pub fn sigmoid_f64(x: f64) -> f64 {
 /// `1 - e^{-x^2} R(|x| - c)` with three degree-5/6 pieces, `x^2` split
 /// exactly into hi + lo with an fma and `1 - erfc` in double-word arithmetic.
 /// `+-1` for `|x| >= 4`. `erf(NaN) = NaN`, `erf(+-0) = +-0`, `erf(+-inf) = +-1`.
+#[inline(always)]
 pub fn erf_f32(x: f32) -> f32 {
     if x.is_nan() {
         return x;
@@ -691,6 +700,7 @@ pub fn erf_f32(x: f32) -> f32 {
 /// Same algorithm as [`erf_f32`]: degree 11 in `x^2` for `|x| < 0.875`, five
 /// pieces (degrees 16, 13, 11, 8, 6) of `e^{x^2} erfc(x)` on `[0.875, 6)`,
 /// `+-1` for `|x| >= 6`.
+#[inline(always)]
 pub fn erf_f64(x: f64) -> f64 {
     if x.is_nan() {
         return x;

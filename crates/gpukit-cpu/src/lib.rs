@@ -19,6 +19,7 @@ use rayon::prelude::*;
 
 pub mod builtins;
 mod kernels;
+mod nn;
 
 /// Alignment of every CPU allocation: a cache line, and enough for any SIMD load.
 pub const CPU_ALIGN: usize = 64;

@@ -11,13 +11,19 @@
 //! broadcast), unary maps (and user maps), matmul and batched matmul, gather and
 //! scatter along an axis, row softmax, sum and dot.
 
+mod attention;
 mod check;
+mod conv;
 mod elementwise;
 mod index;
 mod linalg;
+mod movement;
+mod norm;
 mod reduce;
 
+pub use attention::*;
 pub use check::numel;
+pub use conv::*;
 pub use elementwise::{
     MapFn, add, binary, binary_broadcast, div, exp, log, map, mul, relu, sigmoid, sqrt, sub, tanh,
     unary,
@@ -25,4 +31,6 @@ pub use elementwise::{
 pub use gpukit_core::numeric::{BinaryOp, UnaryOp};
 pub use index::{gather, scatter};
 pub use linalg::{bmm, matmul};
+pub use movement::*;
+pub use norm::*;
 pub use reduce::{dot, softmax_rows, sum};

@@ -29,6 +29,16 @@
 
 #![forbid(unsafe_code)]
 
+mod attention;
+mod conv;
+mod movement;
+mod norm;
+
+pub use attention::*;
+pub use conv::*;
+pub use movement::*;
+pub use norm::*;
+
 use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, Real, UnaryOp, max_nan, resolve_index};
 use gpukit_core::reduce::fold;
 use gpukit_core::{Element, Error, Result};

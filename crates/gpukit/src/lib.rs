@@ -33,6 +33,10 @@ mod readme {}
 pub mod demo;
 pub mod host;
 pub mod selftest;
+mod selftest_attention;
+mod selftest_conv;
+mod selftest_movement;
+mod selftest_norm;
 mod selftest_ops;
 
 pub use gpukit_core::*;

@@ -227,6 +227,10 @@ pub fn checks() -> Vec<Check> {
     ]
     .into_iter()
     .chain(crate::selftest_ops::checks())
+    .chain(crate::selftest_conv::checks())
+    .chain(crate::selftest_norm::checks())
+    .chain(crate::selftest_attention::checks())
+    .chain(crate::selftest_movement::checks())
     .collect()
 }
 

@@ -131,12 +131,20 @@ pub(crate) fn unary<T: FloatElement, const OP: u8>(args: &BuiltinArgs<'_>) -> Re
         let e = s + o.len();
         dispatch(
             #[inline(always)]
+            // Plain loops, no inner closures: the portable math must inline into this
+            // target-feature context to get hardware FMA (a closure compiled on its own
+            // would call the library fma per operation, ~10x slower, same bits).
             || match &sa {
-                Src::Out => o.iter_mut().for_each(|v| *v = op.float(*v)),
-                Src::Slice(a) => o
-                    .iter_mut()
-                    .zip(&a[s..e])
-                    .for_each(|(v, &x)| *v = op.float(x)),
+                Src::Out => {
+                    for v in o.iter_mut() {
+                        *v = op.float(*v);
+                    }
+                }
+                Src::Slice(a) => {
+                    for (v, &x) in o.iter_mut().zip(&a[s..e]) {
+                        *v = op.float(x);
+                    }
+                }
             },
         )
     };

@@ -99,6 +99,7 @@ pub(crate) fn table() -> &'static [(String, BuiltinFn)] {
                 }
             }
         }
+        v.extend(crate::nn::entries());
         v
     })
 }

@@ -275,7 +275,6 @@ pub(crate) fn chunk_sum<T: CpuFloat>(level: SimdLevel, x: &[T]) -> T::Real {
             }
         }
     }
-    acc.reverse();
     reduce::tree(acc, |a, b| a + b)
 }
 

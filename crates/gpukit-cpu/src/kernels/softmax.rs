@@ -68,13 +68,16 @@ where
             // SAFETY: rows are disjoint across tasks and inside out[..total]; with an
             // in-place launch the row is read (into `e`) before it is written.
             let o = unsafe { out.slice_mut(r * cols, (r + 1) * cols) };
-            dispatch(|| match src {
-                Some(x) => row(level, &mut e, &x[r * cols..(r + 1) * cols], o),
-                None => {
-                    let x: Vec<T> = o.to_vec();
-                    row(level, &mut e, &x, o)
-                }
-            });
+            dispatch(
+                #[inline(always)]
+                || match src {
+                    Some(x) => row(level, &mut e, &x[r * cols..(r + 1) * cols], o),
+                    None => {
+                        let x: Vec<T> = o.to_vec();
+                        row(level, &mut e, &x, o)
+                    }
+                },
+            );
         }
     };
     if tasks <= 1 {

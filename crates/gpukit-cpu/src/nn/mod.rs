@@ -1,0 +1,18 @@
+//! CPU kernels of the neural-network family, one module per group of
+//! [`gpukit_core::abi`].
+
+use crate::builtins::BuiltinFn;
+
+mod attention;
+mod conv;
+mod movement;
+mod norm;
+
+/// `(name, entry point)` for every neural-network kernel.
+pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
+    let mut v = conv::entries();
+    v.extend(norm::entries());
+    v.extend(attention::entries());
+    v.extend(movement::entries());
+    v
+}

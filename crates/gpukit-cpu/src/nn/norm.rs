@@ -1,0 +1,695 @@
+//! CPU kernels of the neural-network family: the `norm` group (batch norm, layer norm,
+//! activations, softmax along an axis, argmax, L2 norm). The order of operations of
+//! each is in [`gpukit_core::abi::norm`] and docs/ops/norm.md.
+//!
+//! Independent outputs (elements, rows, lines) run in parallel with rayon; every long
+//! reduction follows [`gpukit_core::reduce`]'s shape exactly: 32 independent lane
+//! accumulators (which the compiler keeps in SIMD registers: lanes never mix until the
+//! fixed tree), chunks of [`CHUNK`] items combined with
+//! [`reduce::combine_partials`]. Softmax along a middle axis processes a tile of
+//! adjacent lines together so memory is read contiguously, each line keeping its own
+//! lanes and order.
+
+use gpukit_core::half::{bf16, f16};
+use gpukit_core::numeric::{FloatElement, Real, max_nan, min_nan};
+use gpukit_core::reduce::{self, CHUNK, LANES};
+use gpukit_core::{DType, Element, Result};
+use rayon::prelude::*;
+
+use crate::builtins::{BuiltinArgs, BuiltinFn, RawBuf};
+use crate::kernels::simd::dispatch;
+use crate::kernels::{PAR_GRAIN, arg_err, input_slice, mul, out_range};
+
+/// Runs `task(t)` for `t < tasks`, in parallel when there is more than one.
+fn for_tasks(tasks: usize, task: impl Fn(usize) + Sync + Send) {
+    if tasks <= 1 {
+        (0..tasks).for_each(task);
+    } else {
+        (0..tasks).into_par_iter().for_each(task);
+    }
+}
+
+/// The input of a launch whose output may be exactly the input: `None` when `x` is
+/// `out` itself (then the output range is read before it is written), else a slice that
+/// no output of the launch writes (copied if it overlaps `out` in any other way).
+///
+/// # Safety
+/// `x` and `out` hold at least `n` elements; nothing writes `x` during the launch except
+/// through `out`.
+unsafe fn source<'a, T: Element>(
+    out: &RawBuf<'a, T>,
+    x: &RawBuf<'a, T>,
+    n: usize,
+) -> Option<std::borrow::Cow<'a, [T]>> {
+    if out.ptr() == x.ptr() {
+        None
+    } else {
+        // SAFETY: x holds n elements (caller); copied if it overlaps out.
+        Some(unsafe { input_slice(x, n, &[out_range(out)]) })
+    }
+}
+
+/// `o[i] = f(src[i])`, where the source is `o` itself (in place) or `src`.
+#[inline(always)]
+fn map_into<T: Copy>(o: &mut [T], src: Option<&[T]>, f: impl Fn(T) -> T) {
+    match src {
+        None => o.iter_mut().for_each(|v| *v = f(*v)),
+        Some(s) => o.iter_mut().zip(s).for_each(|(d, &v)| *d = f(v)),
+    }
+}
+
+/// Loads `x` into `e` (cleared first) in the compute type.
+#[inline(always)]
+fn load_into<T: FloatElement>(e: &mut Vec<T::Real>, x: &[T]) {
+    e.clear();
+    e.extend(x.iter().map(|v| v.load()));
+}
+
+/// The reduction shape over `x` with `step` per item and `+` as combine: lane `l` of a
+/// chunk takes items `l, l+32, ...` in order, the fixed tree, then the chunk results
+/// combined by the same shape. Bit-identical to [`reduce::fold`] with the same step.
+#[inline(always)]
+fn shape_fold<R: Real>(x: &[R], step: impl Fn(R, R) -> R + Copy) -> R {
+    let chunk = |c: &[R]| {
+        let mut acc = [R::ZERO; LANES];
+        let mut it = c.chunks_exact(LANES);
+        for blk in &mut it {
+            for l in 0..LANES {
+                acc[l] = step(acc[l], blk[l]);
+            }
+        }
+        for (l, &v) in it.remainder().iter().enumerate() {
+            acc[l] = step(acc[l], v);
+        }
+        reduce::tree(acc, |a, b| a + b)
+    };
+    if x.len() <= CHUNK {
+        return chunk(x);
+    }
+    let parts: Vec<R> = x.chunks(CHUNK).map(chunk).collect();
+    reduce::combine_partials(&parts, R::ZERO, |a, b| a + b)
+}
+
+// ---------------------------------------------------------------------------------------
+// Elementwise activations. Args: out, x, len[, scalars].
+// ---------------------------------------------------------------------------------------
+
+/// Applies `f` elementwise over `len` elements (out may be exactly x), in parallel.
+fn eltwise<T: FloatElement>(
+    args: &BuiltinArgs<'_>,
+    f: impl Fn(T::Real) -> T::Real + Sync + Send + Copy,
+) -> Result<()> {
+    let n = args.usize(2)?;
+    let out = args.buf::<T>(0)?;
+    let x = args.buf::<T>(1)?;
+    args.need(0, &out, n)?;
+    args.need(1, &x, n)?;
+    // SAFETY: both hold n elements (checked); only out[..n] is written.
+    let src = unsafe { source(&out, &x, n) };
+    let src = src.as_deref();
+    let tasks = n.div_ceil(PAR_GRAIN);
+    for_tasks(tasks, |t| {
+        let (s, e) = (t * PAR_GRAIN, ((t + 1) * PAR_GRAIN).min(n));
+        // SAFETY: tasks write disjoint ranges inside out[..n]; in place, each task reads
+        // only its own range, before writing each element.
+        let o = unsafe { out.slice_mut(s, e) };
+        dispatch(
+            #[inline(always)]
+            || map_into(o, src.map(|x| &x[s..e]), |v| T::store(f(v.load()))),
+        );
+    });
+    Ok(())
+}
+
+fn leaky_relu<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+    let alpha = T::Real::from_f64(args.f64(3)?);
+    eltwise::<T>(args, move |r| {
+        if r.is_nan() || r > T::Real::ZERO {
+            r
+        } else {
+            alpha * r
+        }
+    })
+}
+
+fn clip<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+    let lo = T::Real::from_f64(args.f64(3)?);
+    let hi = T::Real::from_f64(args.f64(4)?);
+    eltwise::<T>(args, move |r| min_nan(max_nan(r, lo), hi))
+}
+
+fn erf<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+    eltwise::<T>(args, |r| r.erf())
+}
+
+/// GELU (erf form): `x * fma(0.5, erf(x * R(1/√2)), 0.5)`; `-inf` gives `-0.0`.
+#[inline(always)]
+fn gelu_scalar<R: Real>(x: R) -> R {
+    if x == R::NEG_INFINITY {
+        return -R::ZERO;
+    }
+    let half = R::from_f64(0.5);
+    let e = (x * R::from_f64(std::f64::consts::FRAC_1_SQRT_2)).erf();
+    x * half.fma(e, half)
+}
+
+/// GELU (tanh): `u = R(√(2/π)) * fma(R(0.044715), (x*x)*x, x)`,
+/// `x * fma(0.5, tanh(u), 0.5)`; `-inf` gives `-0.0`.
+#[inline(always)]
+fn gelu_tanh_scalar<R: Real>(x: R) -> R {
+    if x == R::NEG_INFINITY {
+        return -R::ZERO;
+    }
+    let half = R::from_f64(0.5);
+    let c = R::from_f64((2.0 / std::f64::consts::PI).sqrt());
+    let k = R::from_f64(0.044715);
+    let u = c * k.fma((x * x) * x, x);
+    x * half.fma(u.tanh(), half)
+}
+
+fn gelu<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+    eltwise::<T>(args, gelu_scalar)
+}
+
+fn gelu_tanh<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+    eltwise::<T>(args, gelu_tanh_scalar)
+}
+
+// ---------------------------------------------------------------------------------------
+// Batch norm. Args: out, x, scale, bias, mean, var, n, c, s, eps.
+// ---------------------------------------------------------------------------------------
+
+fn batch_norm<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+    let (n, c, s) = (args.usize(6)?, args.usize(7)?, args.usize(8)?);
+    let eps = T::Real::from_f64(args.f64(9)?);
+    let out = args.buf::<T>(0)?;
+    let x = args.buf::<T>(1)?;
+    let planes = mul(args, 7, n, c)?;
+    let total = mul(args, 8, planes, s)?;
+    args.need(0, &out, total)?;
+    args.need(1, &x, total)?;
+    let mut params: Vec<[T::Real; 4]> = vec![[T::Real::ZERO; 4]; c];
+    for (i, slot) in (2..6).enumerate() {
+        let b = args.buf::<T>(slot)?;
+        args.need(slot, &b, c)?;
+        // SAFETY: b holds c elements (checked); it is only read, and the op forbids any
+        // overlap with out, so nothing writes it while the slice lives.
+        let v = unsafe { input_slice(&b, c, &[out_range(&out)]) };
+        for (p, &e) in params.iter_mut().zip(v.iter()) {
+            p[i] = e.load();
+        }
+    }
+    if total == 0 {
+        return Ok(());
+    }
+    // [scale, bias, mean, den]: den = sqrt(var + eps), once per channel.
+    for p in &mut params {
+        p[3] = (p[3] + eps).sqrt();
+    }
+    // SAFETY: both hold total elements (checked); only out[..total] is written.
+    let src = unsafe { source(&out, &x, total) };
+    let src = src.as_deref();
+    let per_task = (PAR_GRAIN / s).max(1);
+    let params = &params;
+    for_tasks(planes.div_ceil(per_task), |t| {
+        for pl in t * per_task..((t + 1) * per_task).min(planes) {
+            let [sc, bi, mean, den] = params[pl % c];
+            let (b, e) = (pl * s, (pl + 1) * s);
+            // SAFETY: planes are disjoint across tasks and inside out[..total]; in
+            // place, each plane is read before each element is written.
+            let o = unsafe { out.slice_mut(b, e) };
+            dispatch(
+                #[inline(always)]
+                || {
+                    map_into(o, src.map(|x| &x[b..e]), |v| {
+                        T::store(((v.load() - mean) / den).fma(sc, bi))
+                    })
+                },
+            );
+        }
+    });
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Layer norm. Args: out, x, scale, bias, rows, n, eps.
+// ---------------------------------------------------------------------------------------
+
+/// One row: `e` holds the loaded row; writes the normalised row to `o`.
+#[inline(always)]
+fn layer_norm_row<T: FloatElement>(
+    e: &[T::Real],
+    o: &mut [T],
+    sb: &[(T::Real, T::Real)],
+    count: T::Real,
+    eps: T::Real,
+) {
+    let mean = shape_fold(e, |acc, v| acc + v) / count;
+    let var = shape_fold(e, |acc, v| {
+        let d = v - mean;
+        d.fma(d, acc)
+    }) / count;
+    let den = (var + eps).sqrt();
+    for ((d, &v), &(sc, bi)) in o.iter_mut().zip(e).zip(sb) {
+        *d = T::store(((v - mean) / den).fma(sc, bi));
+    }
+}
+
+fn layer_norm<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+    let (rows, n) = (args.usize(4)?, args.usize(5)?);
+    let eps = T::Real::from_f64(args.f64(6)?);
+    let out = args.buf::<T>(0)?;
+    let x = args.buf::<T>(1)?;
+    let scale = args.buf::<T>(2)?;
+    let bias = args.buf::<T>(3)?;
+    let total = mul(args, 5, rows, n)?;
+    args.need(0, &out, total)?;
+    args.need(1, &x, total)?;
+    args.need(2, &scale, n)?;
+    args.need(3, &bias, n)?;
+    if total == 0 {
+        return Ok(());
+    }
+    let sb: Vec<(T::Real, T::Real)> = {
+        // SAFETY: scale and bias hold n elements (checked) and are only read; copied if
+        // they overlap out (the op forbids it).
+        let (s, b) = unsafe {
+            (
+                input_slice(&scale, n, &[out_range(&out)]),
+                input_slice(&bias, n, &[out_range(&out)]),
+            )
+        };
+        s.iter()
+            .zip(b.iter())
+            .map(|(a, b)| (a.load(), b.load()))
+            .collect()
+    };
+    let count = T::Real::from_f64(n as f64);
+    // SAFETY: both hold total elements (checked); only out[..total] is written.
+    let src = unsafe { source(&out, &x, total) };
+    let src = src.as_deref();
+    let per_task = (PAR_GRAIN / n).max(1);
+    let sb = &sb;
+    for_tasks(rows.div_ceil(per_task), |t| {
+        let mut e: Vec<T::Real> = Vec::with_capacity(n);
+        for r in t * per_task..((t + 1) * per_task).min(rows) {
+            // SAFETY: rows are disjoint across tasks and inside out[..total]; in place,
+            // the row is loaded into `e` before it is written.
+            let o = unsafe { out.slice_mut(r * n, (r + 1) * n) };
+            dispatch(
+                #[inline(always)]
+                || {
+                    match src {
+                        Some(x) => load_into(&mut e, &x[r * n..(r + 1) * n]),
+                        None => load_into(&mut e, o),
+                    }
+                    layer_norm_row::<T>(&e, o, sb, count, eps);
+                },
+            );
+        }
+    });
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Softmax along an axis. Args: out, x, outer, axis, inner.
+// ---------------------------------------------------------------------------------------
+
+/// One contiguous line held in `e` (loaded): softmax written to `o`.
+#[inline(always)]
+fn softmax_line<T: FloatElement>(e: &mut [T::Real], o: &mut [T]) {
+    let m = e.iter().fold(T::Real::NEG_INFINITY, |m, &v| max_nan(m, v));
+    for v in e.iter_mut() {
+        *v = (*v - m).exp();
+    }
+    let s = shape_fold(e, |acc, v| acc + v);
+    for (d, &v) in o.iter_mut().zip(e.iter()) {
+        *d = T::store(v / s);
+    }
+}
+
+/// Lines of `w` adjacent columns `i0..i0+w` of one outer slab, processed together: the
+/// tile `[axis, w]` is read row by row (contiguous), each column keeps its own lanes.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn softmax_tile<T: FloatElement>(
+    x: &[T],
+    out: &RawBuf<'_, T>,
+    base: usize,
+    axis: usize,
+    inner: usize,
+    w: usize,
+    e: &mut Vec<T::Real>,
+    acc: &mut Vec<T::Real>,
+) {
+    let zero = T::Real::ZERO;
+    e.clear();
+    for j in 0..axis {
+        let row = base + j * inner;
+        e.extend(x[row..row + w].iter().map(|v| v.load()));
+    }
+    let mut m: Vec<T::Real> = e[..w].to_vec();
+    for j in 1..axis {
+        for (mt, &v) in m.iter_mut().zip(&e[j * w..(j + 1) * w]) {
+            *mt = max_nan(*mt, v);
+        }
+    }
+    for j in 0..axis {
+        for (v, &mt) in e[j * w..(j + 1) * w].iter_mut().zip(&m) {
+            *v = (*v - mt).exp();
+        }
+    }
+    // The reduction shape per column: per chunk of j, lane l = (j - start) % 32.
+    let nchunks = reduce::chunks(axis);
+    let mut parts: Vec<T::Real> = Vec::with_capacity(nchunks * w);
+    for c in 0..nchunks {
+        acc.clear();
+        acc.resize(LANES * w, zero);
+        let (j0, j1) = (c * CHUNK, ((c + 1) * CHUNK).min(axis));
+        for j in j0..j1 {
+            let l = (j - j0) % LANES;
+            for (a, &v) in acc[l * w..(l + 1) * w]
+                .iter_mut()
+                .zip(&e[j * w..(j + 1) * w])
+            {
+                *a = *a + v;
+            }
+        }
+        let mut half = LANES / 2;
+        while half > 0 {
+            for l in 0..half {
+                let (lo, hi) = acc.split_at_mut((l + half) * w);
+                for (a, &b) in lo[l * w..(l + 1) * w].iter_mut().zip(&hi[..w]) {
+                    *a = *a + b;
+                }
+            }
+            half /= 2;
+        }
+        parts.extend_from_slice(&acc[..w]);
+    }
+    let s: Vec<T::Real> = if nchunks == 1 {
+        parts
+    } else {
+        (0..w)
+            .map(|t| {
+                let col: Vec<T::Real> = (0..nchunks).map(|c| parts[c * w + t]).collect();
+                reduce::combine_partials(&col, zero, |a, b| a + b)
+            })
+            .collect()
+    };
+    for j in 0..axis {
+        let row = base + j * inner;
+        for (t, (&v, &st)) in e[j * w..(j + 1) * w].iter().zip(&s).enumerate() {
+            // SAFETY: the tile's elements are inside out[..total] (row + t < total) and
+            // written by this task only; x is a separate slice (a copy when in place).
+            unsafe { out.write(row + t, T::store(v / st)) };
+        }
+    }
+}
+
+fn softmax_axis<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+    let (outer, axis, inner) = (args.usize(2)?, args.usize(3)?, args.usize(4)?);
+    let out = args.buf::<T>(0)?;
+    let x = args.buf::<T>(1)?;
+    let lines = mul(args, 2, outer, axis)?;
+    let total = mul(args, 4, lines, inner)?;
+    args.need(0, &out, total)?;
+    args.need(1, &x, total)?;
+    if total == 0 {
+        return Ok(());
+    }
+    if inner == 1 {
+        // Rows: contiguous lines, in place or not.
+        // SAFETY: both hold total elements (checked); only out[..total] is written.
+        let src = unsafe { source(&out, &x, total) };
+        let src = src.as_deref();
+        let per_task = (PAR_GRAIN / axis).max(1);
+        for_tasks(outer.div_ceil(per_task), |t| {
+            let mut e: Vec<T::Real> = Vec::with_capacity(axis);
+            for r in t * per_task..((t + 1) * per_task).min(outer) {
+                // SAFETY: rows are disjoint across tasks, inside out[..total]; in place
+                // the row is loaded into `e` before it is written.
+                let o = unsafe { out.slice_mut(r * axis, (r + 1) * axis) };
+                dispatch(
+                    #[inline(always)]
+                    || {
+                        match src {
+                            Some(x) => load_into(&mut e, &x[r * axis..(r + 1) * axis]),
+                            None => load_into(&mut e, o),
+                        }
+                        softmax_line::<T>(&mut e, o);
+                    },
+                );
+            }
+        });
+        return Ok(());
+    }
+    // A middle axis: tiles of `tw` adjacent lines. The input is a separate slice (copied
+    // first when the launch is in place), the output written element by element.
+    // SAFETY: x holds total elements; copied if it overlaps out.
+    let src = unsafe { input_slice(&x, total, &[out_range(&out)]) };
+    let src: &[T] = &src;
+    let tw = inner.min(((1usize << 15) / axis).max(16));
+    let tiles = inner.div_ceil(tw);
+    let out = &out;
+    let tasks = mul(args, 4, outer, tiles)?;
+    for_tasks(tasks, |t| {
+        let (o, k) = (t / tiles, t % tiles);
+        let i0 = k * tw;
+        let w = tw.min(inner - i0);
+        let (mut e, mut acc) = (Vec::new(), Vec::new());
+        dispatch(
+            #[inline(always)]
+            || {
+                softmax_tile(
+                    src,
+                    out,
+                    o * axis * inner + i0,
+                    axis,
+                    inner,
+                    w,
+                    &mut e,
+                    &mut acc,
+                )
+            },
+        );
+    });
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Argmax. Args: out (i64), x, rows, n.
+// ---------------------------------------------------------------------------------------
+
+/// Comparison of argmax: NaN detection and `>` on non-NaN values.
+trait ArgElem: Element {
+    fn nan(self) -> bool;
+    fn gt(self, other: Self) -> bool;
+}
+
+macro_rules! arg_float {
+    ($t:ty) => {
+        impl ArgElem for $t {
+            #[inline(always)]
+            fn nan(self) -> bool {
+                self.load().is_nan()
+            }
+            #[inline(always)]
+            fn gt(self, other: Self) -> bool {
+                self.load() > other.load()
+            }
+        }
+    };
+}
+arg_float!(f32);
+arg_float!(f64);
+arg_float!(f16);
+arg_float!(bf16);
+
+macro_rules! arg_int {
+    ($t:ty) => {
+        impl ArgElem for $t {
+            #[inline(always)]
+            fn nan(self) -> bool {
+                false
+            }
+            #[inline(always)]
+            fn gt(self, other: Self) -> bool {
+                self > other
+            }
+        }
+    };
+}
+arg_int!(i64);
+arg_int!(i32);
+
+/// The first index of the maximum of a non-empty row (the first NaN wins).
+#[inline(always)]
+fn argmax_row<T: ArgElem>(row: &[T]) -> i64 {
+    let (mut best, mut bv) = (0usize, row[0]);
+    if !bv.nan() {
+        for (j, &v) in row.iter().enumerate().skip(1) {
+            if v.nan() {
+                best = j;
+                break;
+            }
+            if v.gt(bv) {
+                best = j;
+                bv = v;
+            }
+        }
+    }
+    best as i64
+}
+
+fn argmax<T: ArgElem>(args: &BuiltinArgs<'_>) -> Result<()> {
+    let (rows, n) = (args.usize(2)?, args.usize(3)?);
+    let out = args.buf::<i64>(0)?;
+    let x = args.buf::<T>(1)?;
+    let total = mul(args, 3, rows, n)?;
+    args.need(0, &out, rows)?;
+    args.need(1, &x, total)?;
+    if rows == 0 {
+        return Ok(());
+    }
+    if n == 0 {
+        return arg_err(args, 3, "argmax over an empty axis");
+    }
+    // SAFETY: x holds total elements (checked); copied if it overlaps out[..rows].
+    let src = unsafe { input_slice(&x, total, &[out_range(&out)]) };
+    let src: &[T] = &src;
+    let per_task = (PAR_GRAIN / n).max(1);
+    for_tasks(rows.div_ceil(per_task), |t| {
+        let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(rows));
+        // SAFETY: row ranges are disjoint across tasks and inside out[..rows].
+        let o = unsafe { out.slice_mut(r0, r1) };
+        for (d, r) in o.iter_mut().zip(r0..r1) {
+            *d = argmax_row(&src[r * n..(r + 1) * n]);
+        }
+    });
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// L2 norm. Args: out, x, rows, n.
+// ---------------------------------------------------------------------------------------
+
+fn reduce_l2<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+    let (rows, n) = (args.usize(2)?, args.usize(3)?);
+    let out = args.buf::<T>(0)?;
+    let x = args.buf::<T>(1)?;
+    let total = mul(args, 3, rows, n)?;
+    args.need(0, &out, rows)?;
+    args.need(1, &x, total)?;
+    if rows == 0 {
+        return Ok(());
+    }
+    // SAFETY: x holds total elements (checked); copied if it overlaps out[..rows].
+    let src = unsafe { input_slice(&x, total, &[out_range(&out)]) };
+    let src: &[T] = &src;
+    let per_task = (PAR_GRAIN / n.max(1)).max(1);
+    for_tasks(rows.div_ceil(per_task), |t| {
+        let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(rows));
+        // SAFETY: row ranges are disjoint across tasks and inside out[..rows].
+        let o = unsafe { out.slice_mut(r0, r1) };
+        let mut e: Vec<T::Real> = Vec::with_capacity(n);
+        for (d, r) in o.iter_mut().zip(r0..r1) {
+            dispatch(
+                #[inline(always)]
+                || {
+                    load_into(&mut e, &src[r * n..(r + 1) * n]);
+                    *d = T::store(shape_fold(&e, |acc, v| v.fma(v, acc)).sqrt());
+                },
+            );
+        }
+    });
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Registration.
+// ---------------------------------------------------------------------------------------
+
+/// The entry point of `op` at `dtype`.
+fn entry(op: &str, dtype: DType) -> Option<BuiltinFn> {
+    macro_rules! floats {
+        ($f:ident) => {
+            match dtype {
+                DType::F32 => $f::<f32> as BuiltinFn,
+                DType::F64 => $f::<f64>,
+                DType::F16 => $f::<f16>,
+                DType::BF16 => $f::<bf16>,
+                DType::I64 | DType::I32 => return None,
+            }
+        };
+    }
+    let f = match op {
+        "batch_norm" => floats!(batch_norm),
+        "layer_norm" => floats!(layer_norm),
+        "leaky_relu" => floats!(leaky_relu),
+        "clip" => floats!(clip),
+        "erf" => floats!(erf),
+        "gelu" => floats!(gelu),
+        "gelu_tanh" => floats!(gelu_tanh),
+        "softmax_axis" => floats!(softmax_axis),
+        "reduce_l2" => floats!(reduce_l2),
+        "argmax" => match dtype {
+            DType::F32 => argmax::<f32> as BuiltinFn,
+            DType::F64 => argmax::<f64>,
+            DType::F16 => argmax::<f16>,
+            DType::BF16 => argmax::<bf16>,
+            DType::I64 => argmax::<i64>,
+            DType::I32 => argmax::<i32>,
+        },
+        _ => return None,
+    };
+    Some(f)
+}
+
+/// `(name, entry point)` for every kernel of [`gpukit_core::abi::norm::KERNELS`].
+pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
+    let mut v = Vec::new();
+    for sig in gpukit_core::abi::norm::KERNELS {
+        for &d in sig.dtypes {
+            if let Some(f) = entry(sig.op, d) {
+                v.push((gpukit_core::abi::kernel_name(sig.op, d), f));
+            }
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_norm_kernel_is_registered() {
+        for sig in gpukit_core::abi::norm::KERNELS {
+            for &d in sig.dtypes {
+                assert!(entry(sig.op, d).is_some(), "{}_{d}", sig.op);
+            }
+        }
+    }
+
+    #[test]
+    fn shape_fold_matches_the_reduction_shape() {
+        for n in [0usize, 1, 31, 32, 33, 100, CHUNK, CHUNK + 1, 3 * CHUNK + 77] {
+            let x: Vec<f32> = (0..n)
+                .map(|i| ((i * 7919) % 1013) as f32 * 0.37 - 91.0)
+                .collect();
+            let want = reduce::fold(n, 0.0f32, |a, i| a + x[i], |a, b| a + b);
+            assert_eq!(
+                shape_fold(&x, |a, v| a + v).to_bits(),
+                want.to_bits(),
+                "n = {n}"
+            );
+            let want = reduce::fold(n, 0.0f32, |a, i| x[i].mul_add(x[i], a), |a, b| a + b);
+            assert_eq!(
+                shape_fold(&x, |a, v| v.mul_add(v, a)).to_bits(),
+                want.to_bits(),
+                "n = {n}"
+            );
+        }
+    }
+}

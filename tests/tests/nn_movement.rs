@@ -1,0 +1,779 @@
+//! The movement group's equivalence suite: concat (and copy into an axis slot), slice,
+//! permute, expand, bilinear and nearest resize and the EOS gather, on every backend of
+//! [`gpukit_tests::backends`], against the reference oracle, bit for bit (any NaN
+//! equals any NaN); then bad-input tests and a no-panic proptest of invalid calls.
+
+use gpukit::half::{bf16, f16};
+use gpukit::numeric::FloatElement;
+use gpukit::ops::{AxisSlice, AxisSlot, Resize2d};
+use gpukit::prelude::*;
+use gpukit::{Buf, Element, Result, ops};
+use gpukit_reference as reference;
+use gpukit_tests::{TestElem, backends, cases, check_same_bits, values};
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+type TestResult = std::result::Result<(), TestCaseError>;
+
+fn cfg() -> ProptestConfig {
+    ProptestConfig {
+        cases: cases(),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// Runs `f` on every backend and compares its output with `want`.
+fn on_backends<T: Element>(
+    what: &str,
+    want: &[T],
+    f: impl Fn(&Kit) -> Result<Vec<T>>,
+) -> TestResult {
+    for (name, kit) in backends() {
+        let got = f(&kit).map_err(|e| TestCaseError::fail(format!("{name}: {what}: {e}")))?;
+        check_same_bits(&format!("{name}: {what}"), &got, want).map_err(TestCaseError::fail)?;
+    }
+    Ok(())
+}
+
+/// A small extent: 0, 1, odd sizes, sometimes a little past a tile edge.
+fn ext(max: usize) -> impl Strategy<Value = usize> {
+    prop_oneof![2 => 0..=max.min(5), 1 => Just(1usize), 1 => 0..=max]
+}
+
+// ---------------------------------------------------------------- concat / slot
+
+type ConcatCase<T> = (usize, usize, Vec<usize>, Vec<Vec<T>>);
+
+fn concat_case<T: TestElem>() -> impl Strategy<Value = ConcatCase<T>> {
+    (ext(4), ext(9), proptest::collection::vec(ext(7), 1..7)).prop_flat_map(
+        |(outer, inner, lens)| {
+            let data: Vec<_> = lens
+                .iter()
+                .map(|&l| values::<T>(outer * l * inner))
+                .collect();
+            (Just(outer), Just(inner), Just(lens), data)
+        },
+    )
+}
+
+fn check_concat<T: Element>(c: &ConcatCase<T>) -> TestResult {
+    let (outer, inner, lens, data) = c;
+    let refs: Vec<&[T]> = data.iter().map(|v| v.as_slice()).collect();
+    let want = reference::concat(&refs, *outer, lens, *inner);
+    on_backends(&format!("concat {outer}x{lens:?}x{inner}"), &want, |kit| {
+        let bufs = data
+            .iter()
+            .map(|v| kit.upload(v))
+            .collect::<Result<Vec<Buf>>>()?;
+        let brefs: Vec<&Buf> = bufs.iter().collect();
+        let out = kit.alloc(T::DTYPE, want.len())?;
+        ops::concat(kit, &out, &brefs, *outer, lens, *inner)?;
+        out.download()
+    })
+}
+
+type SlotCase<T> = (AxisSlot, Vec<T>, Vec<T>);
+
+fn slot_case<T: TestElem>() -> impl Strategy<Value = SlotCase<T>> {
+    (ext(4), ext(6), ext(9), 0usize..4, 0usize..4).prop_flat_map(
+        |(outer, src_axis, inner, before, after)| {
+            let slot = AxisSlot {
+                outer,
+                src_axis,
+                inner,
+                dst_axis: before + src_axis + after,
+                offset: before,
+            };
+            (
+                Just(slot),
+                values::<T>(outer * slot.dst_axis * inner),
+                values::<T>(outer * src_axis * inner),
+            )
+        },
+    )
+}
+
+fn check_slot<T: Element>(c: &SlotCase<T>) -> TestResult {
+    let (s, dst, src) = c;
+    let want =
+        reference::copy_into_axis(dst, src, s.outer, s.src_axis, s.inner, s.dst_axis, s.offset);
+    on_backends(&format!("copy_into_axis {s:?}"), &want, |kit| {
+        let (bd, bs) = (kit.upload(dst)?, kit.upload(src)?);
+        ops::copy_into_axis(kit, &bd, &bs, *s)?;
+        bd.download()
+    })
+}
+
+// ---------------------------------------------------------------- slice
+
+fn slice_case<T: TestElem>() -> impl Strategy<Value = (AxisSlice, Vec<T>)> {
+    (ext(4), ext(13), ext(7), 1usize..5, any::<bool>())
+        .prop_flat_map(|(outer, axis, inner, step, neg)| {
+            let a = axis as i64;
+            (Just((outer, axis, inner, step, neg)), 0..=a)
+        })
+        .prop_flat_map(|((outer, axis, inner, step, neg), s)| {
+            let su = s as usize;
+            let max_len = if su < axis {
+                (axis - 1 - su) / step + 1
+            } else {
+                0
+            };
+            let start = if neg && s < axis as i64 {
+                s - axis as i64
+            } else {
+                s
+            };
+            (0..=max_len).prop_flat_map(move |len| {
+                let sl = AxisSlice {
+                    outer,
+                    axis_len: axis,
+                    inner,
+                    start,
+                    len,
+                    step,
+                };
+                (Just(sl), values::<T>(outer * axis * inner))
+            })
+        })
+}
+
+fn check_slice<T: Element>(c: &(AxisSlice, Vec<T>)) -> TestResult {
+    let (s, x) = c;
+    let want = reference::slice_axis(x, s.outer, s.axis_len, s.inner, s.start, s.len, s.step)
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+    on_backends(&format!("slice {s:?}"), &want, |kit| {
+        let bx = kit.upload(x)?;
+        let out = kit.alloc(T::DTYPE, want.len())?;
+        ops::slice(kit, &out, &bx, *s)?;
+        out.download()
+    })
+}
+
+// ---------------------------------------------------------------- permute
+
+type PermCase<T> = (Vec<usize>, Vec<usize>, Vec<T>);
+
+fn perm_of(rank: usize) -> impl Strategy<Value = Vec<usize>> {
+    let ident: Vec<usize> = (0..rank).collect();
+    let rev: Vec<usize> = (0..rank).rev().collect();
+    prop_oneof![
+        1 => Just(ident.clone()),
+        1 => Just(rev),
+        4 => Just(ident).prop_shuffle(),
+    ]
+}
+
+fn permute_case<T: TestElem>() -> impl Strategy<Value = PermCase<T>> {
+    prop_oneof![
+        4 => proptest::collection::vec(prop_oneof![3 => 1usize..4, 1 => 0usize..2, 1 => 4usize..6], 0..7),
+        1 => proptest::collection::vec(1usize..3, 7..=8),
+    ]
+    .prop_flat_map(|dims| {
+        let n = dims.iter().product::<usize>();
+        (Just(dims.clone()), perm_of(dims.len()), values::<T>(n))
+    })
+}
+
+/// Larger 2-D and 3-D transposes: reach the tiled path (both axes past 16) and ragged
+/// tile edges.
+fn transpose_case<T: TestElem>() -> impl Strategy<Value = PermCase<T>> {
+    (1usize..4, 1usize..70, 1usize..70, 0usize..3).prop_flat_map(|(b, m, n, mode)| {
+        let (dims, perm) = match mode {
+            0 => (vec![m, n], vec![1, 0]),
+            1 => (vec![b, m, n], vec![0, 2, 1]),
+            _ => (vec![m, b, n], vec![2, 1, 0]),
+        };
+        let len = dims.iter().product::<usize>();
+        (Just(dims), Just(perm), values::<T>(len))
+    })
+}
+
+fn check_permute<T: Element>(c: &PermCase<T>) -> TestResult {
+    let (dims, perm, x) = c;
+    let want = reference::permute(x, dims, perm);
+    on_backends(&format!("permute {dims:?} by {perm:?}"), &want, |kit| {
+        let bx = kit.upload(x)?;
+        let out = kit.alloc(T::DTYPE, x.len())?;
+        ops::permute(kit, &out, &bx, dims, perm)?;
+        out.download()
+    })
+}
+
+// ---------------------------------------------------------------- expand
+
+fn expand_case<T: TestElem>() -> impl Strategy<Value = PermCase<T>> {
+    proptest::collection::vec((ext(5), any::<bool>()), 0..6)
+        .prop_flat_map(|spec| {
+            let rank = spec.len();
+            (Just(spec), 0..=rank)
+        })
+        .prop_flat_map(|(spec, drop)| {
+            let out_dims: Vec<usize> = spec.iter().map(|s| s.0).collect();
+            let in_dims: Vec<usize> = spec[drop..]
+                .iter()
+                .map(|&(d, one)| if one { 1 } else { d })
+                .collect();
+            let n = in_dims.iter().product::<usize>();
+            (Just(in_dims), Just(out_dims), values::<T>(n))
+        })
+}
+
+fn check_expand<T: Element>(c: &PermCase<T>) -> TestResult {
+    let (in_dims, out_dims, x) = c;
+    let want = reference::expand(x, in_dims, out_dims);
+    on_backends(
+        &format!("expand {in_dims:?} -> {out_dims:?}"),
+        &want,
+        |kit| {
+            let bx = kit.upload(x)?;
+            let out = kit.alloc(T::DTYPE, want.len())?;
+            ops::expand(kit, &out, &bx, in_dims, out_dims)?;
+            out.download()
+        },
+    )
+}
+
+fn expand_last_case<T: TestElem>() -> impl Strategy<Value = (usize, usize, Vec<T>)> {
+    (ext(40), ext(70)).prop_flat_map(|(rows, n)| (Just(rows), Just(n), values::<T>(rows)))
+}
+
+fn check_expand_last<T: Element>(c: &(usize, usize, Vec<T>)) -> TestResult {
+    let (rows, n, x) = c;
+    let want = reference::expand_last(x, *rows, *n);
+    on_backends(&format!("expand_last {rows}x{n}"), &want, |kit| {
+        let bx = kit.upload(x)?;
+        let out = kit.alloc(T::DTYPE, want.len())?;
+        ops::expand_last(kit, &out, &bx, *rows, *n)?;
+        out.download()
+    })
+}
+
+// ---------------------------------------------------------------- resize
+
+/// One axis of a resize: (in, out) with sizes 0 and 1, factors 1/2/3 up and down and
+/// arbitrary (non-integer) ratios.
+fn resize_axis() -> impl Strategy<Value = (usize, usize)> {
+    prop_oneof![
+        3 => (1usize..10, 0usize..14),
+        2 => (1usize..8, 1usize..4).prop_map(|(i, f)| (i, i * f)),
+        2 => (1usize..6, 1usize..4).prop_map(|(o, f)| (o * f, o)),
+        1 => Just((1usize, 1usize)),
+        1 => Just((0usize, 0usize)),
+    ]
+}
+
+fn resize_case<T: TestElem>() -> impl Strategy<Value = (Resize2d, bool, Vec<T>)> {
+    (ext(2), ext(3), resize_axis(), resize_axis(), any::<bool>()).prop_flat_map(
+        |(n, c, (in_h, out_h), (in_w, out_w), align)| {
+            // An empty input needs an empty output.
+            let (out_h, out_w) = if in_h == 0 || in_w == 0 {
+                (0, out_w)
+            } else {
+                (out_h, out_w)
+            };
+            let r = Resize2d {
+                n,
+                c,
+                in_h,
+                in_w,
+                out_h,
+                out_w,
+            };
+            (Just(r), Just(align), values::<T>(n * c * in_h * in_w))
+        },
+    )
+}
+
+fn check_bilinear<T: FloatElement>(c: &(Resize2d, bool, Vec<T>)) -> TestResult {
+    let (r, align, x) = c;
+    let want =
+        reference::resize_bilinear(x, r.n * r.c, (r.in_h, r.in_w), (r.out_h, r.out_w), *align);
+    on_backends(
+        &format!("resize_bilinear {r:?} align {align}"),
+        &want,
+        |kit| {
+            let bx = kit.upload(x)?;
+            let out = kit.alloc(T::DTYPE, want.len())?;
+            ops::resize_bilinear(kit, &out, &bx, *r, *align)?;
+            out.download()
+        },
+    )
+}
+
+fn check_nearest<T: Element>(c: &(Resize2d, bool, Vec<T>)) -> TestResult {
+    let (r, _, x) = c;
+    let want = reference::resize_nearest(x, r.n * r.c, (r.in_h, r.in_w), (r.out_h, r.out_w));
+    on_backends(&format!("resize_nearest {r:?}"), &want, |kit| {
+        let bx = kit.upload(x)?;
+        let out = kit.alloc(T::DTYPE, want.len())?;
+        ops::resize_nearest(kit, &out, &bx, *r)?;
+        out.download()
+    })
+}
+
+// ---------------------------------------------------------------- eos gather
+
+type EosCase<T> = (usize, usize, usize, Vec<i64>, Vec<T>);
+
+fn eos_case<T: TestElem>() -> impl Strategy<Value = EosCase<T>> {
+    (ext(5), 1usize..10, ext(9)).prop_flat_map(|(batch, seq, d)| {
+        let id = prop_oneof![3 => -3i64..4, 1 => any::<i64>()];
+        (
+            Just(batch),
+            Just(seq),
+            Just(d),
+            proptest::collection::vec(id, batch * seq),
+            values::<T>(batch * seq * d),
+        )
+    })
+}
+
+fn check_eos<T: Element>(c: &EosCase<T>) -> TestResult {
+    let (batch, seq, d, ids, x) = c;
+    let want = reference::eos_gather(x, ids, *batch, *seq, *d);
+    on_backends(
+        &format!("eos_gather {batch}x{seq}x{d} ids {ids:?}"),
+        &want,
+        |kit| {
+            let (bx, bi) = (kit.upload(x)?, kit.upload(ids)?);
+            let out = kit.alloc(T::DTYPE, want.len())?;
+            ops::eos_gather(kit, &out, &bx, &bi, *batch, *seq, *d)?;
+            out.download()
+        },
+    )
+}
+
+// ---------------------------------------------------------------- the proptests
+
+macro_rules! all_dtypes {
+    ($m:ident, $strategy:ident, $check:ident) => {
+        mod $m {
+            use super::*;
+            proptest! {
+                #![proptest_config(cfg())]
+                #[test] fn t_f32(c in $strategy::<f32>()) { $check::<f32>(&c)?; }
+                #[test] fn t_f64(c in $strategy::<f64>()) { $check::<f64>(&c)?; }
+                #[test] fn t_f16(c in $strategy::<f16>()) { $check::<f16>(&c)?; }
+                #[test] fn t_bf16(c in $strategy::<bf16>()) { $check::<bf16>(&c)?; }
+                #[test] fn t_i64(c in $strategy::<i64>()) { $check::<i64>(&c)?; }
+                #[test] fn t_i32(c in $strategy::<i32>()) { $check::<i32>(&c)?; }
+            }
+        }
+    };
+}
+
+macro_rules! float_dtypes {
+    ($m:ident, $strategy:ident, $check:ident) => {
+        mod $m {
+            use super::*;
+            proptest! {
+                #![proptest_config(cfg())]
+                #[test] fn t_f32(c in $strategy::<f32>()) { $check::<f32>(&c)?; }
+                #[test] fn t_f64(c in $strategy::<f64>()) { $check::<f64>(&c)?; }
+                #[test] fn t_f16(c in $strategy::<f16>()) { $check::<f16>(&c)?; }
+                #[test] fn t_bf16(c in $strategy::<bf16>()) { $check::<bf16>(&c)?; }
+            }
+        }
+    };
+}
+
+all_dtypes!(concat, concat_case, check_concat);
+all_dtypes!(copy_into_axis, slot_case, check_slot);
+all_dtypes!(slice, slice_case, check_slice);
+all_dtypes!(permute, permute_case, check_permute);
+all_dtypes!(transpose, transpose_case, check_permute);
+all_dtypes!(expand, expand_case, check_expand);
+all_dtypes!(expand_last, expand_last_case, check_expand_last);
+float_dtypes!(resize_bilinear, resize_case, check_bilinear);
+all_dtypes!(resize_nearest, resize_case, check_nearest);
+all_dtypes!(eos_gather, eos_case, check_eos);
+
+#[test]
+fn skipped_backends_are_reported() {
+    for (name, why) in gpukit_tests::skipped_backends() {
+        eprintln!("nn_movement: backend `{name}` SKIPPED: {why}");
+    }
+}
+
+/// A large transpose and a large contiguous slice run through the parallel paths.
+#[test]
+fn large_cases_match_the_reference() {
+    let (m, n) = (300usize, 517usize);
+    let x: Vec<f32> = (0..m * n).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let want = reference::permute(&x, &[m, n], &[1, 0]);
+    on_backends("large transpose", &want, |kit| {
+        let bx = kit.upload(&x)?;
+        let out = kit.alloc(DType::F32, x.len())?;
+        ops::permute(kit, &out, &bx, &[m, n], &[1, 0])?;
+        out.download()
+    })
+    .unwrap();
+    let want = reference::resize_bilinear(&x, 3, (100, 517), (211, 300), true);
+    on_backends("large bilinear", &want, |kit| {
+        let bx = kit.upload(&x)?;
+        let out = kit.alloc(DType::F32, want.len())?;
+        let r = Resize2d {
+            n: 1,
+            c: 3,
+            in_h: 100,
+            in_w: 517,
+            out_h: 211,
+            out_w: 300,
+        };
+        ops::resize_bilinear(kit, &out, &bx, r, true)?;
+        out.download()
+    })
+    .unwrap();
+    let want = reference::concat(&[&x, &x], 300, &[517, 517], 1);
+    on_backends("large concat", &want, |kit| {
+        let bx = kit.upload(&x)?;
+        let out = kit.alloc(DType::F32, want.len())?;
+        ops::concat(kit, &out, &[&bx, &bx], 300, &[517, 517], 1)?;
+        out.download()
+    })
+    .unwrap();
+}
+
+// ---------------------------------------------------------------- bad input
+
+fn kit() -> Kit {
+    Kit::cpu().unwrap()
+}
+
+fn f32s(k: &Kit, n: usize) -> Buf {
+    k.upload(&vec![1.0f32; n]).unwrap()
+}
+
+#[test]
+fn concat_errors() {
+    let k = kit();
+    let (a, b, out) = (f32s(&k, 4), f32s(&k, 6), f32s(&k, 10));
+    ops::concat(&k, &out, &[&a, &b], 2, &[2, 3], 1).unwrap();
+    assert!(matches!(
+        ops::concat(&k, &out, &[], 2, &[], 1),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        ops::concat(&k, &out, &[&a, &b], 2, &[2], 1),
+        Err(Error::Shape { .. })
+    ));
+    assert!(matches!(
+        ops::concat(&k, &out, &[&a, &b], 2, &[2, 2], 1),
+        Err(Error::Length { .. })
+    ));
+    assert!(matches!(
+        ops::concat(&k, &f32s(&k, 9), &[&a, &b], 2, &[2, 3], 1),
+        Err(Error::Length { .. })
+    ));
+    let d = k.upload(&[1.0f64; 6]).unwrap();
+    assert!(matches!(
+        ops::concat(&k, &out, &[&a, &d], 2, &[2, 3], 1),
+        Err(Error::DType {
+            got: DType::F64,
+            ..
+        })
+    ));
+    assert!(matches!(
+        ops::concat(&k, &out, &[&a, &b], 2, &[usize::MAX, 3], 1),
+        Err(Error::SizeOverflow { .. })
+    ));
+    let view = out.view(0, 4).unwrap();
+    assert!(matches!(
+        ops::concat(&k, &out, &[&view, &b], 2, &[2, 3], 1),
+        Err(Error::InvalidArgument { .. })
+    ));
+    let far = f32s(&kit(), 4);
+    assert!(matches!(
+        ops::concat(&k, &out, &[&far, &b], 2, &[2, 3], 1),
+        Err(Error::DeviceMismatch { .. })
+    ));
+    assert!(matches!(
+        ops::concat(&k, &out, &[&Buf::absent(DType::F32), &b], 2, &[2, 3], 1),
+        Err(Error::Absent { .. })
+    ));
+    // Nothing was written by the failed calls after validation: out still holds the
+    // first concat's result (all ones).
+    assert_eq!(out.download::<f32>().unwrap(), vec![1.0; 10]);
+    let slot = AxisSlot {
+        outer: 2,
+        src_axis: 2,
+        inner: 1,
+        dst_axis: 5,
+        offset: 4,
+    };
+    assert!(matches!(
+        ops::copy_into_axis(&k, &out, &a, slot),
+        Err(Error::Shape { .. })
+    ));
+    let slot = AxisSlot {
+        offset: usize::MAX,
+        ..slot
+    };
+    assert!(matches!(
+        ops::copy_into_axis(&k, &out, &a, slot),
+        Err(Error::Shape { .. })
+    ));
+}
+
+#[test]
+fn slice_errors() {
+    let k = kit();
+    let (x, out) = (f32s(&k, 10), f32s(&k, 3));
+    let s = AxisSlice {
+        outer: 1,
+        axis_len: 10,
+        inner: 1,
+        start: -3,
+        len: 3,
+        step: 1,
+    };
+    ops::slice(&k, &out, &x, s).unwrap();
+    assert!(matches!(
+        ops::slice(&k, &out, &x, AxisSlice { step: 0, ..s }),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        ops::slice(&k, &out, &x, AxisSlice { start: -11, ..s }),
+        Err(Error::IndexOutOfRange {
+            index: -11,
+            axis_len: 10,
+            ..
+        })
+    ));
+    assert!(matches!(
+        ops::slice(
+            &k,
+            &out,
+            &x,
+            AxisSlice {
+                start: i64::MIN,
+                ..s
+            }
+        ),
+        Err(Error::IndexOutOfRange { .. })
+    ));
+    assert!(matches!(
+        ops::slice(&k, &out, &x, AxisSlice { start: 8, ..s }),
+        Err(Error::Shape { .. })
+    ));
+    assert!(matches!(
+        ops::slice(
+            &k,
+            &out,
+            &x,
+            AxisSlice {
+                start: 0,
+                step: usize::MAX,
+                ..s
+            }
+        ),
+        Err(Error::Shape { .. })
+    ));
+    assert!(matches!(
+        ops::slice(&k, &out, &x, AxisSlice { len: 2, ..s }),
+        Err(Error::Length { .. })
+    ));
+    assert!(matches!(
+        ops::slice(&k, &out, &x, AxisSlice { axis_len: 9, ..s }),
+        Err(Error::Length { .. })
+    ));
+    assert!(matches!(
+        ops::slice(&k, &x.view(0, 3).unwrap(), &x, s),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        ops::slice(&k, &k.upload(&[0i32; 3]).unwrap(), &x, s),
+        Err(Error::DType { .. })
+    ));
+}
+
+#[test]
+fn permute_errors() {
+    let k = kit();
+    let (x, out) = (f32s(&k, 24), f32s(&k, 24));
+    ops::permute(&k, &out, &x, &[2, 3, 4], &[2, 0, 1]).unwrap();
+    assert!(matches!(
+        ops::permute(&k, &out, &x, &[2, 3, 4], &[0, 1]),
+        Err(Error::Shape { .. })
+    ));
+    assert!(matches!(
+        ops::permute(&k, &out, &x, &[2, 3, 4], &[0, 1, 1]),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        ops::permute(&k, &out, &x, &[2, 3, 4], &[0, 1, 3]),
+        Err(Error::InvalidArgument { .. })
+    ));
+    let nine = [1usize; 9];
+    let p: Vec<usize> = (0..9).collect();
+    assert!(matches!(
+        ops::permute(&k, &f32s(&k, 1), &f32s(&k, 1), &nine, &p),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        ops::permute(&k, &out, &x, &[2, 3, 5], &[2, 0, 1]),
+        Err(Error::Length { .. })
+    ));
+    assert!(matches!(
+        ops::permute(&k, &out, &x, &[usize::MAX, 3, 4], &[2, 0, 1]),
+        Err(Error::SizeOverflow { .. })
+    ));
+    assert!(matches!(
+        ops::permute(&k, &x, &x, &[2, 3, 4], &[2, 0, 1]),
+        Err(Error::InvalidArgument { .. })
+    ));
+}
+
+#[test]
+fn expand_errors() {
+    let k = kit();
+    let (x, out) = (f32s(&k, 3), f32s(&k, 12));
+    ops::expand(&k, &out, &x, &[3, 1], &[3, 4]).unwrap();
+    ops::expand_last(&k, &out, &x, 3, 4).unwrap();
+    assert!(matches!(
+        ops::expand(&k, &out, &x, &[3, 2], &[3, 4]),
+        Err(Error::Shape { .. })
+    ));
+    assert!(matches!(
+        ops::expand(&k, &out, &x, &[1, 3, 1], &[3, 4]),
+        Err(Error::Shape { .. })
+    ));
+    assert!(matches!(
+        ops::expand_last(&k, &out, &x, 3, 5),
+        Err(Error::Length { .. })
+    ));
+    assert!(matches!(
+        ops::expand(&k, &out, &x, &[1], &[1; 9]),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        ops::expand(&k, &out, &x, &[3, 1], &[3, usize::MAX]),
+        Err(Error::SizeOverflow { .. })
+    ));
+}
+
+#[test]
+fn resize_errors() {
+    let k = kit();
+    let r = Resize2d {
+        n: 1,
+        c: 2,
+        in_h: 2,
+        in_w: 3,
+        out_h: 4,
+        out_w: 5,
+    };
+    let (x, out) = (f32s(&k, 12), f32s(&k, 40));
+    ops::resize_bilinear(&k, &out, &x, r, false).unwrap();
+    ops::resize_nearest(&k, &out, &x, r).unwrap();
+    let xi = k.upload(&[1i64; 12]).unwrap();
+    let oi = k.upload(&[1i64; 40]).unwrap();
+    ops::resize_nearest(&k, &oi, &xi, r).unwrap();
+    assert!(matches!(
+        ops::resize_bilinear(&k, &oi, &xi, r, true),
+        Err(Error::DType {
+            got: DType::I64,
+            ..
+        })
+    ));
+    assert!(matches!(
+        ops::resize_bilinear(&k, &f32s(&k, 39), &x, r, true),
+        Err(Error::Length { .. })
+    ));
+    let empty = Resize2d { in_h: 0, ..r };
+    assert!(matches!(
+        ops::resize_nearest(&k, &out, &f32s(&k, 0), empty),
+        Err(Error::Shape { .. })
+    ));
+    let huge = Resize2d {
+        n: 0,
+        in_h: 1 << 30,
+        out_h: 1 << 30,
+        ..r
+    };
+    assert!(matches!(
+        ops::resize_bilinear(&k, &f32s(&k, 0), &f32s(&k, 0), huge, false),
+        Err(Error::SizeOverflow { .. })
+    ));
+    assert!(matches!(
+        ops::resize_bilinear(
+            &k,
+            &x,
+            &x,
+            Resize2d {
+                out_h: 2,
+                out_w: 3,
+                ..r
+            },
+            false
+        ),
+        Err(Error::InvalidArgument { .. })
+    ));
+}
+
+#[test]
+fn eos_gather_errors() {
+    let k = kit();
+    let ids = k.upload(&[1i64, 5, 2, 7, 7, 0]).unwrap();
+    let (x, out) = (f32s(&k, 12), f32s(&k, 4));
+    ops::eos_gather(&k, &out, &x, &ids, 2, 3, 2).unwrap();
+    assert!(matches!(
+        ops::eos_gather(&k, &out, &x, &ids, 2, 0, 2),
+        Err(Error::InvalidArgument { .. })
+    ));
+    let ids32 = k.upload(&[1i32; 6]).unwrap();
+    assert!(matches!(
+        ops::eos_gather(&k, &out, &x, &ids32, 2, 3, 2),
+        Err(Error::DType {
+            got: DType::I32,
+            ..
+        })
+    ));
+    assert!(matches!(
+        ops::eos_gather(&k, &out, &x, &ids, 3, 2, 2),
+        Err(Error::Length { .. })
+    ));
+    assert!(matches!(
+        ops::eos_gather(&k, &x.view(0, 4).unwrap(), &x, &ids, 2, 3, 2),
+        Err(Error::InvalidArgument { .. })
+    ));
+}
+
+proptest! {
+    #![proptest_config(cfg())]
+
+    /// Random (mostly invalid) calls return an error or succeed, never panic.
+    #[test]
+    fn random_calls_never_panic(
+        sizes in proptest::collection::vec(0usize..12, 8),
+        start in -15i64..15,
+        step in 0usize..4,
+        perm in proptest::collection::vec(0usize..5, 0..5),
+        lens in proptest::collection::vec(0usize..12, 3),
+        flag in any::<bool>(),
+        dt in 0usize..3,
+    ) {
+        let k = kit();
+        let d = [DType::F32, DType::I64, DType::F16][dt];
+        let a = k.alloc(d, lens[0]).unwrap();
+        let b = k.alloc(d, lens[1]).unwrap();
+        let ids = k.alloc(DType::I64, lens[2]).unwrap();
+        let s = &sizes;
+        let _ = ops::concat(&k, &a, &[&b, &b], s[0], &s[1..3], s[3]);
+        let _ = ops::copy_into_axis(&k, &a, &b, AxisSlot {
+            outer: s[0], src_axis: s[1], inner: s[2], dst_axis: s[3], offset: s[4],
+        });
+        let _ = ops::slice(&k, &a, &b, AxisSlice {
+            outer: s[0], axis_len: s[1], inner: s[2], start, len: s[3], step,
+        });
+        let _ = ops::permute(&k, &a, &b, &s[..perm.len()], &perm);
+        let _ = ops::expand(&k, &a, &b, &s[..2], &s[2..2 + perm.len()]);
+        let _ = ops::expand_last(&k, &a, &b, s[0], s[1]);
+        let r = Resize2d { n: s[0], c: s[1], in_h: s[2], in_w: s[3], out_h: s[4], out_w: s[5] };
+        let _ = ops::resize_bilinear(&k, &a, &b, r, flag);
+        let _ = ops::resize_nearest(&k, &a, &b, r);
+        let _ = ops::eos_gather(&k, &a, &b, &ids, s[0], s[1], s[2]);
+    }
+}
