@@ -226,7 +226,7 @@ fn contiguous(dims: &[usize]) -> Vec<usize> {
     s
 }
 
-/// A slice along an axis (see [`slice`]).
+/// A slice along an axis (see [`slice()`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AxisSlice {
     /// Product of the dims before the axis.

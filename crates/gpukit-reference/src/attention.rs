@@ -3,7 +3,7 @@
 //! Two ops with two bit patterns (contract rule 5, docs/ops/attention.md):
 //!
 //! * the **fused** attention ([`attention`], [`attention_batch`]): the online softmax over
-//!   fixed key tiles of [`KEY_TILE`] keys, written once here in [`fused_row`];
+//!   fixed key tiles of [`KEY_TILE`] keys, written once here in `fused_row`;
 //! * the **composed** attention ([`attention_composed`]): scores, row softmax, matmul,
 //!   each stored in the dtype between the steps, exactly as three separate ops give.
 
@@ -101,7 +101,7 @@ fn fused_row<R: Real>(
 /// `mask`, when given, holds `heads / hpb` rows of `nkv` values; head `h` reads row
 /// `h / hpb`; a value `<= MASK_DROP` (`-1e30`, `-inf`) drops the key, any other value is
 /// added to the scaled score. Without a mask `hpb` is ignored. `scale` is rounded once to
-/// the compute type. The order of operations is [`fused_row`]'s (docs/ops/attention.md):
+/// the compute type. The order of operations is `fused_row`'s (docs/ops/attention.md):
 /// online softmax over tiles of [`KEY_TILE`] keys; a row without a kept key (fully
 /// masked, or `nkv = 0`) is NaN.
 ///

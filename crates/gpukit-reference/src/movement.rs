@@ -271,9 +271,9 @@ fn lerp<R: Real>(a: R, b: R, w0: R, w1: R) -> R {
 
 /// Bilinear resize (ONNX Resize `linear`, PyTorch `interpolate(mode="bilinear")`):
 /// `x` is `planes` planes of `[in_h, in_w]` (NCHW with N·C folded), the output
-/// `planes` planes of `[out_h, out_w]`. Taps and weights per axis are [`tap`]'s exact
+/// `planes` planes of `[out_h, out_w]`. Taps and weights per axis are `tap`'s exact
 /// fractions; the value, in the compute type: `t = lerp(x[y0,x0], x[y0,x1], wx0, wx1)`,
-/// `b = lerp(x[y1,x0], x[y1,x1], wx0, wx1)`, `v = lerp(t, b, wy0, wy1)` ([`lerp`]), stored
+/// `b = lerp(x[y1,x0], x[y1,x1], wx0, wx1)`, `v = lerp(t, b, wy0, wy1)` (`lerp`), stored
 /// once. A row whose vertical weight is zero is still interpolated but not used.
 ///
 /// # Panics
