@@ -253,6 +253,8 @@ enum Call {
     Scatter(usize, usize, usize, Vec<i64>, usize),
     Softmax(usize, usize, usize),
     Sum(usize, usize),
+    Dot(u8, usize, usize, usize),
+    Map(u8, usize, usize),
 }
 
 fn small() -> impl Strategy<Value = usize> {
@@ -300,6 +302,8 @@ fn call() -> impl Strategy<Value = Call> {
             .prop_map(|(o, a, i, x, l)| Call::Scatter(o, a, i, x, l)),
         (small(), small(), small()).prop_map(|(r, c, l)| Call::Softmax(r, c, l)),
         (any::<u8>().prop_map(|d| d as usize), small()).prop_map(|(d, l)| Call::Sum(d, l)),
+        (any::<u8>(), small(), small(), small()).prop_map(|(d, o, a, b)| Call::Dot(d, o, a, b)),
+        (any::<u8>(), small(), small()).prop_map(|(d, o, a)| Call::Map(d, o, a)),
     ]
 }
 
@@ -327,6 +331,8 @@ proptest! {
                     Call::Scatter(o, a, i, idx, l) => ops::scatter(&k, &buf(&k, 4, o.saturating_mul(*a).saturating_mul(*i)), &buf(&k, 4, o.saturating_mul(*a).saturating_mul(*i)), &k.upload(idx).unwrap(), &buf(&k, 4, *l), *o, *a, *i),
                     Call::Softmax(r, cols, l) => ops::softmax_rows(&k, &buf(&k, 3, *l), &buf(&k, 3, *l), *r, *cols),
                     Call::Sum(d, l) => ops::sum(&k, &buf(&k, *d as u8, 1), &buf(&k, *d as u8, *l)),
+                    Call::Dot(d, o, a, b) => ops::dot(&k, &buf(&k, *d, *o), &buf(&k, *d, *a), &buf(&k, d.wrapping_add(*b as u8 % 2), *b)),
+                    Call::Map(d, o, a) => ops::map(&k, &ops::MapFn { name: "twice".into(), cuda_expr: "x + x".into(), f32: |x| x + x, f64: |x| x + x }, &buf(&k, *d, *o), &buf(&k, *d, *a)),
                 };
             }));
             prop_assert!(r.is_ok(), "panicked on {c:?}");
