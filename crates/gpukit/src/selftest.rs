@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use gpukit_core::{Binding, DType, DevArg, Error, Kit, Result};
+use gpukit_core::{Binding, DType, DevArg, Element, Error, Kit, Result};
 
 use crate::demo;
 
@@ -66,6 +66,18 @@ impl Rng {
             _ => ((r >> 40) as f32 / (1u64 << 23) as f32) - 1.0,
         }
     }
+}
+
+/// The first element where `got` and `want` differ under the contract's equality
+/// (rule 8), described; `None` when they agree.
+pub(crate) fn mismatch<T: Element>(got: &[T], want: &[T]) -> Option<String> {
+    if got.len() != want.len() {
+        return Some(format!("length {} != {}", got.len(), want.len()));
+    }
+    got.iter()
+        .zip(want)
+        .position(|(g, w)| !gpukit_core::numeric::same_bits(*g, *w))
+        .map(|i| format!("element {i}: got {:?}, want {:?}", got[i], want[i]))
 }
 
 /// Bitwise equality with any NaN equal to any NaN (the contract's rule 8).

@@ -7,18 +7,7 @@ use gpukit_core::{DType, Element, Kit, Result};
 use gpukit_reference as reference;
 
 use crate::ops;
-use crate::selftest::{Check, Rng};
-
-/// The first element where `got` and `want` differ under the contract's equality.
-fn mismatch<T: Element>(got: &[T], want: &[T]) -> Option<String> {
-    if got.len() != want.len() {
-        return Some(format!("length {} != {}", got.len(), want.len()));
-    }
-    got.iter()
-        .zip(want)
-        .position(|(g, w)| !gpukit_core::numeric::same_bits(*g, *w))
-        .map(|i| format!("element {i}: got {:?}, want {:?}", got[i], want[i]))
-}
+use crate::selftest::{Check, Rng, mismatch};
 
 fn rand_vec<T: Element>(rng: &mut Rng, n: usize) -> Vec<T> {
     (0..n)
