@@ -34,7 +34,7 @@ pub use launch::{
 };
 pub use pool::{POOL_GRANULE, PoolStats, pool_blocks, pool_idle_bytes};
 pub use profile::{MAX_TRACE_EVENTS, ProfileEntry, ProfileReport};
-pub use run::{Binding, DevArg, require_present};
+pub use run::{Binding, DevArg};
 
 /// Re-export of the `bytemuck` crate used for casting element slices.
 pub use bytemuck;

@@ -2,9 +2,7 @@
 //! [`Kit::launch`] over device-resident buffers (the seed's `gk_run_dev`).
 
 use crate::kit::lock;
-use crate::{
-    Buf, DType, DevicePtr, Element, Error, KernelArg, KernelDef, Kit, LaunchConfig, Result,
-};
+use crate::{Buf, DType, DevicePtr, Element, KernelArg, KernelDef, Kit, LaunchConfig, Result};
 
 /// One argument of [`Kit::run`], in binding order: a host slice to marshal or a scalar.
 #[derive(Debug)]
@@ -121,9 +119,9 @@ impl Kit {
     /// block per buffer binding, uploads inputs, zero-fills outputs, passes arguments in
     /// binding order, launches, waits, downloads outputs and returns the blocks.
     ///
-    /// Errors: [`Error::Launch`] for a configuration beyond the limits,
-    /// [`Error::KernelNotFound`]/[`Error::Compile`] from loading, [`Error::OutOfMemory`],
-    /// and whatever the kernel reports ([`Error::Argument`], [`Error::KernelFault`]).
+    /// Errors: [`crate::Error::Launch`] for a configuration beyond the limits,
+    /// [`crate::Error::KernelNotFound`]/[`crate::Error::Compile`] from loading, [`crate::Error::OutOfMemory`],
+    /// and whatever the kernel reports ([`crate::Error::Argument`], [`crate::Error::KernelFault`]).
     pub fn run(
         &self,
         def: &KernelDef,
@@ -234,7 +232,7 @@ impl Kit {
     /// Launches `def` over device-resident buffers: loads and caches the kernel,
     /// launches, and waits unless autosync is off ([`Kit::set_autosync`]).
     ///
-    /// Errors: [`Error::DeviceMismatch`] for a buffer of another kit, and those of
+    /// Errors: [`crate::Error::DeviceMismatch`] for a buffer of another kit, and those of
     /// [`Kit::run`].
     pub fn launch(&self, def: &KernelDef, cfg: LaunchConfig, args: &[DevArg<'_>]) -> Result<()> {
         cfg.validate(def.name())?;
@@ -250,23 +248,12 @@ impl Kit {
     /// Launches one of the backend's built-in kernels (`{op}_{dtype}`) over device
     /// buffers: the path the operator family takes.
     ///
-    /// Errors: [`Error::KernelNotFound`], and those of [`Kit::launch`].
+    /// Errors: [`crate::Error::KernelNotFound`], and those of [`Kit::launch`].
     pub fn launch_builtin(&self, name: &str, cfg: LaunchConfig, args: &[DevArg<'_>]) -> Result<()> {
         cfg.validate(name)?;
         let raw = self.dev_args(name, args)?;
         let kernel = self.builtin(name)?;
         // SAFETY: as in `launch`.
         unsafe { self.launch_raw(&*kernel, &cfg, &raw, false) }
-    }
-}
-
-/// Returns an `Error::Absent` if `b` is absent (helper for ops).
-pub fn require_present(b: &Buf, what: &str) -> Result<()> {
-    if b.is_absent() {
-        Err(Error::Absent {
-            what: what.to_string(),
-        })
-    } else {
-        Ok(())
     }
 }

@@ -85,24 +85,6 @@ pub fn same_bits_f32(a: f32, b: f32) -> bool {
     (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
 }
 
-fn first_mismatch(got: &[f32], want: &[f32]) -> Option<String> {
-    if got.len() != want.len() {
-        return Some(format!("length {} != {}", got.len(), want.len()));
-    }
-    got.iter()
-        .zip(want)
-        .position(|(g, w)| !same_bits_f32(*g, *w))
-        .map(|i| {
-            format!(
-                "element {i}: got {:?} ({:#010x}), want {:?} ({:#010x})",
-                got[i],
-                got[i].to_bits(),
-                want[i],
-                want[i].to_bits()
-            )
-        })
-}
-
 const N: usize = 100_003;
 
 fn saxpy_run(kit: &Kit, seed: u64) -> Result<Option<String>> {
@@ -123,7 +105,7 @@ fn saxpy_run(kit: &Kit, seed: u64) -> Result<Option<String>> {
             Binding::I64(N as i64),
         ],
     )?;
-    Ok(first_mismatch(&got, &want))
+    Ok(mismatch(&got, &want))
 }
 
 fn saxpy_resident(kit: &Kit, seed: u64) -> Result<Option<String>> {
@@ -144,7 +126,7 @@ fn saxpy_resident(kit: &Kit, seed: u64) -> Result<Option<String>> {
             DevArg::I64(N as i64),
         ],
     )?;
-    Ok(first_mismatch(&by.download::<f32>()?, &want))
+    Ok(mismatch(&by.download::<f32>()?, &want))
 }
 
 fn block_sum(kit: &Kit, seed: u64) -> Result<Option<String>> {
@@ -176,7 +158,7 @@ fn block_sum(kit: &Kit, seed: u64) -> Result<Option<String>> {
             Binding::I64(N as i64),
         ],
     )?;
-    Ok(first_mismatch(&got, &want))
+    Ok(mismatch(&got, &want))
 }
 
 fn transfer(kit: &Kit, dtype: DType, seed: u64) -> Result<Option<String>> {
@@ -305,13 +287,9 @@ mod tests {
 
     #[test]
     fn a_wrong_answer_is_reported() {
-        assert!(first_mismatch(&[1.0, 2.0], &[1.0, 2.0]).is_none());
-        assert!(first_mismatch(&[f32::NAN], &[-f32::NAN]).is_none());
-        assert!(
-            first_mismatch(&[0.0], &[-0.0])
-                .unwrap()
-                .contains("element 0")
-        );
-        assert!(first_mismatch(&[1.0], &[1.0, 2.0]).is_some());
+        assert!(mismatch(&[1.0, 2.0], &[1.0, 2.0]).is_none());
+        assert!(mismatch(&[f32::NAN], &[-f32::NAN]).is_none());
+        assert!(mismatch(&[0.0], &[-0.0]).unwrap().contains("element 0"));
+        assert!(mismatch(&[1.0], &[1.0, 2.0]).is_some());
     }
 }
