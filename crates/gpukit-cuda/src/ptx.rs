@@ -1,0 +1,77 @@
+//! The committed PTX (`kernels-cuda/ptx/*.ptx`), embedded at compile time, and a small
+//! reader for what the backend needs from it: entry names, parameter types, the ISA
+//! version. `build.rs`-free: nothing is compiled when the crate builds.
+
+/// Every PTX module: `(family, text)`. All are loaded when a device opens.
+pub const MODULES: &[(&str, &str)] = &[
+    ("attention", include_str!("../../../kernels-cuda/ptx/attention.ptx")),
+    ("conv", include_str!("../../../kernels-cuda/ptx/conv.ptx")),
+    ("elementwise", include_str!("../../../kernels-cuda/ptx/elementwise.ptx")),
+    ("index", include_str!("../../../kernels-cuda/ptx/index.ptx")),
+    ("linalg", include_str!("../../../kernels-cuda/ptx/linalg.ptx")),
+    ("movement", include_str!("../../../kernels-cuda/ptx/movement.ptx")),
+    ("norm", include_str!("../../../kernels-cuda/ptx/norm.ptx")),
+    ("reduce", include_str!("../../../kernels-cuda/ptx/reduce.ptx")),
+];
+
+/// One `.entry` of a PTX module: its name and its parameters' PTX types
+/// (`.u64`, `.f64`, `.u32`, ...), in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The entry name.
+    pub name: String,
+    /// Parameter types, without the leading dot (`u64`, `f64`, `u32`, `f32`, ...).
+    pub params: Vec<String>,
+}
+
+/// The `.entry` declarations of `ptx`, in file order.
+pub fn entries(ptx: &str) -> Vec<Entry> {
+    let mut out = Vec::new();
+    let mut rest = ptx;
+    while let Some(pos) = rest.find(".entry ") {
+        rest = &rest[pos + ".entry ".len()..];
+        let Some(open) = rest.find('(') else { break };
+        let name = rest[..open].trim().to_string();
+        let Some(close) = rest[open..].find(')') else {
+            break;
+        };
+        let params = rest[open + 1..open + close]
+            .split(',')
+            .filter_map(|p| {
+                p.split_whitespace()
+                    .filter(|t| t.starts_with('.'))
+                    .map(|t| &t[1..])
+                    .find(|t| {
+                        matches!(
+                            *t,
+                            "u64" | "s64" | "b64" | "f64" | "u32" | "s32" | "b32" | "f32"
+                        )
+                    })
+                    .map(str::to_string)
+            })
+            .collect();
+        out.push(Entry { name, params });
+        rest = &rest[open + close..];
+    }
+    out
+}
+
+/// The `.version` line's ISA version `(major, minor)`.
+pub fn isa_version(ptx: &str) -> Option<(u32, u32)> {
+    let line = ptx.lines().find(|l| l.trim_start().starts_with(".version"))?;
+    let v = line.split_whitespace().nth(1)?;
+    let (a, b) = v.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// The oldest CUDA driver version (as `cuDriverGetVersion` reports it, 1000 × major +
+/// 10 × minor) that accepts PTX ISA `isa`: ISA 8.x came with CUDA 12.x (8.0 → 12.0,
+/// 8.8 → 12.8), ISA 7.x with CUDA 11.x.
+pub fn min_driver_for(isa: (u32, u32)) -> u32 {
+    match isa {
+        (8, m) => 12_000 + 10 * m.min(9),
+        (9, m) => 13_000 + 10 * m,
+        (7, m) => 11_000 + 10 * m,
+        _ => 0,
+    }
+}
