@@ -26,6 +26,10 @@ options:
   --seed N        seed of the built-in random inputs (default 42)
   --trace FILE    (profile) also write a Chrome trace-event file for Perfetto
   -h, --help      this text
+
+environment:
+  GPUKIT_DEVICE   the default device (as --device)
+  GPUKIT_LOG=debug  say on stderr why a CUDA device was not used
 ";
 
 struct Opts {
@@ -91,7 +95,10 @@ fn devices(o: &Opts) -> ExitCode {
     if o.json {
         println!(
             "{}",
-            json!({ "devices": devs.iter().map(device_json).collect::<Vec<_>>() })
+            json!({
+                "devices": devs.iter().map(device_json).collect::<Vec<_>>(),
+                "cuda_unavailable": gpukit::cuda_status(),
+            })
         );
         return ExitCode::SUCCESS;
     }
@@ -114,8 +121,13 @@ fn devices(o: &Opts) -> ExitCode {
             d.parallelism
         );
     }
-    #[cfg(not(feature = "cuda"))]
-    println!("(built without the `cuda` feature: GPUs are not probed)");
+    if let Some(why) = gpukit::cuda_status() {
+        println!("no CUDA device: {why}");
+    }
+    match open(o) {
+        Ok(kit) => println!("default device: {}", kit.info().spec()),
+        Err(e) => println!("default device: none ({e})"),
+    }
     ExitCode::SUCCESS
 }
 
@@ -382,7 +394,30 @@ fn profile(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
     })
 }
 
+/// Debug lines (why the CUDA backend was not used, ...) on stderr when
+/// `GPUKIT_LOG=debug`.
+struct StderrLog;
+
+impl log::Log for StderrLog {
+    fn enabled(&self, m: &log::Metadata<'_>) -> bool {
+        m.level() <= log::max_level()
+    }
+    fn log(&self, r: &log::Record<'_>) {
+        if self.enabled(r.metadata()) {
+            eprintln!("[{}] {}", r.level(), r.args());
+        }
+    }
+    fn flush(&self) {}
+}
+
+static LOGGER: StderrLog = StderrLog;
+
 fn main() -> ExitCode {
+    if std::env::var("GPUKIT_LOG").is_ok_and(|v| v.eq_ignore_ascii_case("debug"))
+        && log::set_logger(&LOGGER).is_ok()
+    {
+        log::set_max_level(log::LevelFilter::Debug);
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let o = match parse(&args) {
         Ok(o) => o,

@@ -173,13 +173,34 @@ pub fn open_best() -> Result<Kit> {
     #[cfg(feature = "cuda")]
     {
         let gpus = gpukit_cuda::devices();
-        if let Some(i) = best_gpu(&gpus) {
-            if let Ok(kit) = gpukit_cuda::open(gpus[i].ordinal) {
-                return Ok(kit);
-            }
+        match best_gpu(&gpus) {
+            Some(i) => match gpukit_cuda::open(gpus[i].ordinal) {
+                Ok(kit) => return Ok(kit),
+                Err(e) => log::debug!("gpukit: not using cuda:{}: {e}; falling back to the CPU", gpus[i].ordinal),
+            },
+            None => log::debug!(
+                "gpukit: no CUDA device ({}); falling back to the CPU",
+                cuda_status().unwrap_or_default()
+            ),
         }
     }
+    #[cfg(not(feature = "cuda"))]
+    log::debug!("gpukit: built without the `cuda` feature; using the CPU");
     cpu_kit()
+}
+
+/// Why this build finds no CUDA device, in words ("built without the `cuda` feature",
+/// "no CUDA driver library (libcuda.so.1) on the library path", "the driver reports no
+/// device", ...); `None` when the driver reports devices.
+pub fn cuda_status() -> Option<String> {
+    #[cfg(feature = "cuda")]
+    {
+        gpukit_cuda::why_none()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Some("gpukit was built without the `cuda` feature".into())
+    }
 }
 
 /// Opens the CPU backend. Errors: [`Error::DeviceUnavailable`] without the `cpu` feature.
