@@ -2,12 +2,17 @@
 //
 //   {add,sub,mul,div}_{dtype}       out[i] = op(a[i], b[i]), i < n
 //   {add,sub,mul,div}_bc_{dtype}    N-D stride broadcast (see gpukit_core::abi)
+//   {relu,sigmoid,exp,tanh,sqrt,log}_{dtype}   out[i] = store(f(load(a[i]))), i < n
+//                                   (float dtypes; out may be exactly a)
 //
 // Floats: load to the compute type, one correctly rounded op, store (rule 6).
+// Unary maps: gpukit_core::numeric::UnaryOp::float, i.e. load, one function of
+// gpukit_math.cuh (or relu, or IEEE sqrt) in the compute type, store.
 // Integers: wrapping, total division (gk_int_div). Grid-stride loops over 64-bit
 // indices: any grid covers any n; consecutive threads touch consecutive elements
 // (coalesced).
 #include "gpukit.cuh"
+#include "gpukit_math.cuh"
 
 template <class R> struct GkAdd { static __device__ __forceinline__ R f(R a, R b) { return a + b; } };
 template <class R> struct GkSub { static __device__ __forceinline__ R f(R a, R b) { return a - b; } };
@@ -95,3 +100,45 @@ GK_FOR_add_bc(GK_ADD_BC)
 GK_FOR_sub_bc(GK_SUB_BC)
 GK_FOR_mul_bc(GK_MUL_BC)
 GK_FOR_div_bc(GK_DIV_BC)
+
+// ---------------------------------------------------------------------------------
+// Unary maps (UnaryOp::real in the compute type R = float or double).
+// ---------------------------------------------------------------------------------
+
+struct GkRelu { template <class R> static __device__ __forceinline__ R f(R x) { return gk_relu(x); } };
+struct GkSigmoid { template <class R> static __device__ __forceinline__ R f(R x) { return gk_sigmoid(x); } };
+struct GkExp { template <class R> static __device__ __forceinline__ R f(R x) { return gk_exp(x); } };
+struct GkTanh { template <class R> static __device__ __forceinline__ R f(R x) { return gk_tanh(x); } };
+struct GkLog { template <class R> static __device__ __forceinline__ R f(R x) { return gk_log(x); } };
+// IEEE square root, correctly rounded (explicit _rn: independent of --prec-sqrt).
+struct GkSqrt {
+    static __device__ __forceinline__ float f(float x) { return __fsqrt_rn(x); }
+    static __device__ __forceinline__ double f(double x) { return __dsqrt_rn(x); }
+};
+
+// No __restrict__: out may be exactly a (each element is read before it is written,
+// by the same thread).
+template <class T, class Op>
+__device__ __forceinline__ void gk_unary(T* out, const T* a, i64 n) {
+    for (i64 i = gk_tid(); i < n; i += gk_nthreads()) {
+        out[i] = gk_store<T>(Op::f(gk_load(a[i])));
+    }
+}
+
+#define GK_UNARY(op, sfx, T, OPT)                                                               \
+    extern "C" __global__ void __launch_bounds__(256) op##_##sfx(T* out, const T* a, i64 n) {   \
+        gk_unary<T, OPT>(out, a, n);                                                            \
+    }
+
+#define GK_RELU(op, sfx, T) GK_UNARY(op, sfx, T, GkRelu)
+#define GK_SIGMOID(op, sfx, T) GK_UNARY(op, sfx, T, GkSigmoid)
+#define GK_EXP(op, sfx, T) GK_UNARY(op, sfx, T, GkExp)
+#define GK_TANH(op, sfx, T) GK_UNARY(op, sfx, T, GkTanh)
+#define GK_SQRT(op, sfx, T) GK_UNARY(op, sfx, T, GkSqrt)
+#define GK_LOG(op, sfx, T) GK_UNARY(op, sfx, T, GkLog)
+GK_FOR_relu(GK_RELU)
+GK_FOR_sigmoid(GK_SIGMOID)
+GK_FOR_exp(GK_EXP)
+GK_FOR_tanh(GK_TANH)
+GK_FOR_sqrt(GK_SQRT)
+GK_FOR_log(GK_LOG)

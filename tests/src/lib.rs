@@ -9,28 +9,44 @@ use gpukit::half::{bf16, f16};
 use gpukit::numeric::same_bits;
 use gpukit::{Element, Kit};
 use proptest::prelude::*;
+use std::io::Write;
+use std::sync::OnceLock;
 
-/// The backends every equivalence test runs on: `(name, kit)`. CPU always; a backend
-/// that is not available on this machine is left out and [`skipped_backends`] says so.
+/// The backends every equivalence test runs on: `(name, kit)`. CPU always; CUDA when a
+/// device opens. A backend that is not available on this machine is left out, and the
+/// first call in each test binary says so on stderr, past the test harness's output
+/// capture ("skipped: no CUDA device ..."), so a missing GPU is never a silent pass.
+/// Kits are opened once per test binary and shared (a CUDA device loads every PTX
+/// module when it opens).
 pub fn backends() -> Vec<(&'static str, Kit)> {
-    let mut v = vec![(
-        "cpu",
-        gpukit::cpu().expect("the CPU backend is always available"),
-    )];
-    // CUDA joins here (one line) once the CUDA backend lands; the PTX emulator likewise.
-    if let Ok(k) = gpukit::open("cuda") {
-        v.push(("cuda", k));
-    }
-    v
+    suite().0.clone()
 }
 
-/// Backends the suite would run but cannot on this machine, with the reason — printed
-/// by the suite so a missing GPU is reported as skipped, never as a silent pass.
+/// Backends the suite would run but cannot on this machine, with the reason.
 pub fn skipped_backends() -> Vec<(&'static str, String)> {
-    match gpukit::open("cuda") {
-        Ok(_) => vec![],
-        Err(e) => vec![("cuda", e.to_string())],
-    }
+    suite().1.clone()
+}
+
+type Suite = (Vec<(&'static str, Kit)>, Vec<(&'static str, String)>);
+
+fn suite() -> &'static Suite {
+    static SUITE: OnceLock<Suite> = OnceLock::new();
+    SUITE.get_or_init(|| {
+        let mut kits = vec![(
+            "cpu",
+            gpukit::cpu().expect("the CPU backend is always available"),
+        )];
+        let mut skipped = Vec::new();
+        match gpukit::open("cuda") {
+            Ok(k) => kits.push(("cuda", k)),
+            Err(e) => skipped.push(("cuda", e.to_string())),
+        }
+        let mut err = std::io::stderr().lock();
+        for (name, why) in &skipped {
+            let _ = writeln!(err, "gpukit-tests: skipped: no {name} device: {why}");
+        }
+        (kits, skipped)
+    })
 }
 
 /// Proptest cases per op × dtype: 256, or `$GPUKIT_CASES` for long runs.

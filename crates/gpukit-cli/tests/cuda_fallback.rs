@@ -70,13 +70,19 @@ fn assert_cpu_fallback(ld_path: &str, why: &str) {
     // open_best falls back and says why in the debug log; explicit cuda is an error.
     let o = gpukit(ld_path, &["selftest", "--json"]);
     let (out, err) = text(&o);
-    assert!(o.status.success(), "selftest on the fallback failed:\n{err}");
+    assert!(
+        o.status.success(),
+        "selftest on the fallback failed:\n{err}"
+    );
     assert!(err.contains("falling back to the CPU"), "{err}");
     assert!(out.contains("\"cpu\""), "{}", &out[..out.len().min(400)]);
     let o = gpukit(ld_path, &["selftest", "--device", "cuda:0"]);
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("cuda:0 unavailable") && err.contains(why), "{err}");
+    assert!(
+        err.contains("cuda:0 unavailable") && err.contains(why),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 }
 

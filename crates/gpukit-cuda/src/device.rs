@@ -274,7 +274,10 @@ impl CudaDevice {
                     unsafe {
                         let _ = sys::cuStreamDestroy_v2(stream.0);
                     }
-                    return Err(unavailable(ordinal, module_error(family, text, code, &call, version)));
+                    return Err(unavailable(
+                        ordinal,
+                        module_error(family, text, code, &call, version),
+                    ));
                 }
             }
         }
@@ -534,7 +537,11 @@ fn device_info(dev: sys::CUdevice, ordinal: usize) -> Result<DeviceInfo> {
         sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as c_int, dev)
     })?;
     let name: String = {
-        let bytes: Vec<u8> = name.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+        let bytes: Vec<u8> = name
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
         String::from_utf8_lossy(&bytes).into_owned()
     };
     let attr = |a: sys::CUdevice_attribute| -> Result<i32> {
@@ -595,7 +602,12 @@ impl Device for CudaDevice {
         // SAFETY: the caller guarantees the device range; `src` is alive until the
         // stream is synchronised below, before this function returns.
         check("cuMemcpyHtoDAsync", unsafe {
-            sys::cuMemcpyHtoDAsync_v2(dst.0, src.as_ptr() as *const c_void, src.len(), self.stream.0)
+            sys::cuMemcpyHtoDAsync_v2(
+                dst.0,
+                src.as_ptr() as *const c_void,
+                src.len(),
+                self.stream.0,
+            )
         })?;
         self.sync_stream()
     }
@@ -608,7 +620,12 @@ impl Device for CudaDevice {
         // SAFETY: the caller guarantees the device range; `dst` is alive and not
         // otherwise accessed until the stream is synchronised below.
         check("cuMemcpyDtoHAsync", unsafe {
-            sys::cuMemcpyDtoHAsync_v2(dst.as_mut_ptr() as *mut c_void, src.0, dst.len(), self.stream.0)
+            sys::cuMemcpyDtoHAsync_v2(
+                dst.as_mut_ptr() as *mut c_void,
+                src.0,
+                dst.len(),
+                self.stream.0,
+            )
         })?;
         self.sync_stream()
     }
@@ -636,8 +653,14 @@ impl Device for CudaDevice {
             // SAFETY: `tmp` holds `bytes`; the caller guarantees both ranges; the
             // temporary is freed only after the stream drained.
             unsafe {
-                check("cuMemcpyDtoDAsync", sys::cuMemcpyDtoDAsync_v2(tmp.ptr, src.0, bytes, self.stream.0))?;
-                check("cuMemcpyDtoDAsync", sys::cuMemcpyDtoDAsync_v2(dst.0, tmp.ptr, bytes, self.stream.0))?;
+                check(
+                    "cuMemcpyDtoDAsync",
+                    sys::cuMemcpyDtoDAsync_v2(tmp.ptr, src.0, bytes, self.stream.0),
+                )?;
+                check(
+                    "cuMemcpyDtoDAsync",
+                    sys::cuMemcpyDtoDAsync_v2(dst.0, tmp.ptr, bytes, self.stream.0),
+                )?;
             }
             self.sync_stream()?;
             drop(tmp);
@@ -678,7 +701,9 @@ impl Device for CudaDevice {
                 },
             },
         )?;
-        let function = fns.remove(def.name()).expect("load_module returns the asked entry");
+        let function = fns
+            .remove(def.name())
+            .expect("load_module returns the asked entry");
         Ok(Arc::new(CudaKernel::User {
             name: def.name().to_string(),
             function,
@@ -698,7 +723,12 @@ impl Device for CudaDevice {
         }))
     }
 
-    unsafe fn launch(&self, kernel: &dyn Kernel, cfg: &LaunchConfig, args: &[KernelArg]) -> Result<()> {
+    unsafe fn launch(
+        &self,
+        kernel: &dyn Kernel,
+        cfg: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<()> {
         match kernel.as_any().downcast_ref::<CudaKernel>() {
             // SAFETY: forwarded from this function's contract.
             Some(CudaKernel::Builtin { name }) => unsafe { self.launch_builtin(name, args) },
@@ -732,11 +762,15 @@ impl Device for CudaDevice {
         }
         let result = (|| {
             // SAFETY: events and stream belong to this context.
-            check("cuEventRecord", unsafe { sys::cuEventRecord(ev[0], self.stream.0) })?;
+            check("cuEventRecord", unsafe {
+                sys::cuEventRecord(ev[0], self.stream.0)
+            })?;
             // SAFETY: forwarded from this function's contract.
             unsafe { self.launch(kernel, cfg, args)? };
             // SAFETY: as above.
-            check("cuEventRecord", unsafe { sys::cuEventRecord(ev[1], self.stream.0) })?;
+            check("cuEventRecord", unsafe {
+                sys::cuEventRecord(ev[1], self.stream.0)
+            })?;
             self.sync_stream()?;
             let mut ms: f32 = 0.0;
             // SAFETY: both events have completed (the stream drained).

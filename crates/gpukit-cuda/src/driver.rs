@@ -64,7 +64,9 @@ fn probe() -> DriverStatus {
             return DriverStatus::Unavailable("the driver reports no device".into());
         }
         other => {
-            return DriverStatus::Unavailable(format!("the CUDA driver failed to start: {other:?}"));
+            return DriverStatus::Unavailable(format!(
+                "the CUDA driver failed to start: {other:?}"
+            ));
         }
     }
     let mut version: c_int = 0;

@@ -52,4 +52,3 @@ pub fn why_none() -> Option<String> {
 pub fn open(ordinal: usize) -> Result<Kit> {
     Ok(Kit::from_device(Box::new(CudaDevice::open(ordinal)?)))
 }
-

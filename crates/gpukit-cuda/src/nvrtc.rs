@@ -32,7 +32,11 @@ pub fn available() -> bool {
 }
 
 fn c_text(v: &[c_char]) -> String {
-    let bytes: Vec<u8> = v.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    let bytes: Vec<u8> = v
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
@@ -42,6 +46,14 @@ fn c_text(v: &[c_char]) -> String {
 /// Errors: [`Error::Compile`] with NVRTC's log when the source does not compile, or
 /// saying that NVRTC was not found; never panics when the library is missing.
 pub fn compile(name: &str, source: &str) -> Result<String> {
+    compile_with(name, source, &[])
+}
+
+/// [`compile`] with extra NVRTC options after the standard ones (`-I<dir>` for the
+/// folders a source includes from, `-D...`).
+///
+/// Errors: as [`compile`].
+pub fn compile_with(name: &str, source: &str, extra: &[String]) -> Result<String> {
     let fail = |log: String| Error::Compile {
         name: name.to_string(),
         log,
@@ -61,12 +73,13 @@ pub fn compile(name: &str, source: &str) -> Result<String> {
     if let Some(dir) = std::env::var_os(INCLUDE_ENV) {
         options.push(format!("-I{}", dir.to_string_lossy()));
     }
+    options.extend(extra.iter().cloned());
     let prog = result::create_program(&src, Some(prog_name.as_c_str()))
         .map_err(|e| fail(format!("nvrtcCreateProgram failed: {e:?}")))?;
     // SAFETY: `prog` is a live program from create_program; it is destroyed exactly
     // once below whatever the outcome; the options contain no NUL bytes (paths from
     // the environment cannot, and the fixed ones do not).
-    let out = unsafe {
+    unsafe {
         let compiled = result::compile_program(prog, &options);
         let log = result::get_program_log(prog)
             .map(|l| c_text(&l))
@@ -83,8 +96,7 @@ pub fn compile(name: &str, source: &str) -> Result<String> {
         };
         let _ = result::destroy_program(prog);
         ptx
-    };
-    out
+    }
 }
 
 /// NVRTC's version `(major, minor)`, if the library loads.
@@ -105,4 +117,3 @@ pub(crate) fn ptx_cstring(ptx: &str) -> Result<CString> {
         log: "the PTX text contains a NUL byte".into(),
     })
 }
-

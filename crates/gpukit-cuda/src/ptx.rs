@@ -4,14 +4,29 @@
 
 /// Every PTX module: `(family, text)`. All are loaded when a device opens.
 pub const MODULES: &[(&str, &str)] = &[
-    ("attention", include_str!("../../../kernels-cuda/ptx/attention.ptx")),
+    (
+        "attention",
+        include_str!("../../../kernels-cuda/ptx/attention.ptx"),
+    ),
     ("conv", include_str!("../../../kernels-cuda/ptx/conv.ptx")),
-    ("elementwise", include_str!("../../../kernels-cuda/ptx/elementwise.ptx")),
+    (
+        "elementwise",
+        include_str!("../../../kernels-cuda/ptx/elementwise.ptx"),
+    ),
     ("index", include_str!("../../../kernels-cuda/ptx/index.ptx")),
-    ("linalg", include_str!("../../../kernels-cuda/ptx/linalg.ptx")),
-    ("movement", include_str!("../../../kernels-cuda/ptx/movement.ptx")),
+    (
+        "linalg",
+        include_str!("../../../kernels-cuda/ptx/linalg.ptx"),
+    ),
+    (
+        "movement",
+        include_str!("../../../kernels-cuda/ptx/movement.ptx"),
+    ),
     ("norm", include_str!("../../../kernels-cuda/ptx/norm.ptx")),
-    ("reduce", include_str!("../../../kernels-cuda/ptx/reduce.ptx")),
+    (
+        "reduce",
+        include_str!("../../../kernels-cuda/ptx/reduce.ptx"),
+    ),
 ];
 
 /// One `.entry` of a PTX module: its name and its parameters' PTX types
@@ -58,7 +73,9 @@ pub fn entries(ptx: &str) -> Vec<Entry> {
 
 /// The `.version` line's ISA version `(major, minor)`.
 pub fn isa_version(ptx: &str) -> Option<(u32, u32)> {
-    let line = ptx.lines().find(|l| l.trim_start().starts_with(".version"))?;
+    let line = ptx
+        .lines()
+        .find(|l| l.trim_start().starts_with(".version"))?;
     let v = line.split_whitespace().nth(1)?;
     let (a, b) = v.split_once('.')?;
     Some((a.parse().ok()?, b.parse().ok()?))

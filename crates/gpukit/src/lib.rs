@@ -176,7 +176,10 @@ pub fn open_best() -> Result<Kit> {
         match best_gpu(&gpus) {
             Some(i) => match gpukit_cuda::open(gpus[i].ordinal) {
                 Ok(kit) => return Ok(kit),
-                Err(e) => log::debug!("gpukit: not using cuda:{}: {e}; falling back to the CPU", gpus[i].ordinal),
+                Err(e) => log::debug!(
+                    "gpukit: not using cuda:{}: {e}; falling back to the CPU",
+                    gpus[i].ordinal
+                ),
             },
             None => log::debug!(
                 "gpukit: no CUDA device ({}); falling back to the CPU",
