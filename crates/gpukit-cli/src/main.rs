@@ -212,12 +212,20 @@ fn selftest(o: &Opts, kit: &Kit) -> ExitCode {
 }
 
 /// Median seconds of `reps` timed calls (after one warm-up).
-fn time_it(reps: usize, mut f: impl FnMut() -> gpukit::Result<()>) -> gpukit::Result<f64> {
+/// The median wall time of `reps` calls of `f` (after one warm-up call), each followed
+/// by a wait for the device, so the time is the work's, not the queueing's.
+fn time_it(
+    kit: &Kit,
+    reps: usize,
+    mut f: impl FnMut() -> gpukit::Result<()>,
+) -> gpukit::Result<f64> {
     f()?;
+    kit.sync()?;
     let mut v = Vec::with_capacity(reps);
     for _ in 0..reps {
         let t = Instant::now();
         f()?;
+        kit.sync()?;
         v.push(t.elapsed().as_secs_f64());
     }
     v.sort_by(f64::total_cmp);
@@ -238,7 +246,8 @@ fn bench(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
     const N: usize = 1 << 24;
     let mut rows: Vec<BenchRow> = Vec::new();
     let mut p = Progress::new();
-    let total = 10;
+    let gpu = kit.info().backend == gpukit::Backend::Cuda;
+    let total = 11;
     let mut row = |name: &str, size: String, seconds: f64, work: f64, unit: &'static str| {
         rows.push(BenchRow {
             name: name.to_string(),
@@ -256,7 +265,7 @@ fn bench(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
     p.step(0, total, "saxpy");
     let saxpy = demo::saxpy();
     let cfg = LaunchConfig::for_elements(N, 256)?;
-    let t = time_it(5, || {
+    let t = time_it(kit, 5, || {
         kit.launch(
             &saxpy,
             cfg,
@@ -279,7 +288,7 @@ fn bench(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
     let sums = kit.zeros(DType::F32, N.div_ceil(256))?;
     let bs = demo::block_sum();
     let cfg = demo::block_sum_config(N)?;
-    let t = time_it(5, || {
+    let t = time_it(kit, 5, || {
         kit.launch(
             &bs,
             cfg,
@@ -294,18 +303,18 @@ fn bench(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
         "GB/s",
     );
     p.step(2, total, "add");
-    let t = time_it(5, || ops::add(kit, &out, &x, &y))?;
+    let t = time_it(kit, 5, || ops::add(kit, &out, &x, &y))?;
     row("add f32", format!("n={N}"), t, 3.0 * mb, "GB/s");
     p.step(3, total, "exp");
-    let t = time_it(5, || ops::exp(kit, &out, &x))?;
+    let t = time_it(kit, 5, || ops::exp(kit, &out, &x))?;
     row("exp f32", format!("n={N}"), t, 2.0 * mb, "GB/s");
     p.step(4, total, "sum");
     let s1 = kit.alloc(DType::F32, 1)?;
-    let t = time_it(5, || ops::sum(kit, &s1, &x))?;
+    let t = time_it(kit, 5, || ops::sum(kit, &s1, &x))?;
     row("sum f32", format!("n={N}"), t, mb, "GB/s");
     p.step(5, total, "softmax");
     let (r, c) = (4096, 4096);
-    let t = time_it(5, || ops::softmax_rows(kit, &out, &x, r, c))?;
+    let t = time_it(kit, 5, || ops::softmax_rows(kit, &out, &x, r, c))?;
     row(
         "softmax f32",
         format!("{r}x{c}"),
@@ -317,12 +326,18 @@ fn bench(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
         .into_iter()
         .enumerate()
     {
-        for (j, n) in [256usize, 1024].into_iter().enumerate() {
+        // GPU sizes where a GPU is measured; CPU sizes that finish in seconds.
+        let sizes = if gpu {
+            [1024usize, 4096]
+        } else {
+            [256usize, 1024]
+        };
+        for (j, n) in sizes.into_iter().enumerate() {
             p.step(6 + 2 * i + j, total, label);
             let a = kit.upload_f64(dtype, &vec![0.5; n * n])?;
             let b = kit.upload_f64(dtype, &vec![0.25; n * n])?;
             let c = kit.alloc(dtype, n * n)?;
-            let t = time_it(3, || ops::matmul(kit, &c, &a, &b, n, n, n))?;
+            let t = time_it(kit, 3, || ops::matmul(kit, &c, &a, &b, n, n, n))?;
             row(
                 label,
                 format!("{n}^3"),
@@ -332,10 +347,30 @@ fn bench(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
             );
         }
     }
+    p.step(10, total, "attention");
+    {
+        // One sequence, 16 heads of 64 dims, 1024 (GPU) or 256 (CPU) queries and keys.
+        let (heads, n, hd) = (16usize, if gpu { 1024 } else { 256 }, 64usize);
+        let len = heads * n * hd;
+        let q = kit.upload_f64(DType::F32, &vec![0.01; len])?;
+        let k = kit.upload_f64(DType::F32, &vec![0.02; len])?;
+        let v = kit.upload_f64(DType::F32, &vec![0.03; len])?;
+        let o = kit.alloc(DType::F32, len)?;
+        let shape = ops::AttentionShape::new(heads, n, n, hd);
+        let t = time_it(kit, 3, || ops::attention(kit, &o, &q, &k, &v, shape))?;
+        // q·k and p·v: 2 × 2·n·n·hd flops per head.
+        row(
+            "attention f32 (fused)",
+            format!("h{heads} n{n} d{hd}"),
+            t,
+            4.0 * (heads * n * n * hd) as f64,
+            "GFLOP/s",
+        );
+    }
     let (host, mut back) = (vec![0.5f32; N], vec![0.0f32; N]);
-    let t = time_it(5, || x.write(&host))?;
+    let t = time_it(kit, 5, || x.write(&host))?;
     row("upload f32", format!("n={N}"), t, mb, "GB/s");
-    let t = time_it(5, || x.read_into(&mut back))?;
+    let t = time_it(kit, 5, || x.read_into(&mut back))?;
     row("download f32", format!("n={N}"), t, mb, "GB/s");
     p.done();
     if o.json {

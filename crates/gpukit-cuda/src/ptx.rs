@@ -82,11 +82,15 @@ pub fn isa_version(ptx: &str) -> Option<(u32, u32)> {
 }
 
 /// The oldest CUDA driver version (as `cuDriverGetVersion` reports it, 1000 × major +
-/// 10 × minor) that accepts PTX ISA `isa`: ISA 8.x came with CUDA 12.x (8.0 → 12.0,
-/// 8.8 → 12.8), ISA 7.x with CUDA 11.x.
+/// 10 × minor) that accepts PTX ISA `isa`, from the PTX ISA release notes: ISA 8.0–8.5
+/// came with CUDA 12.0–12.5, 8.6 with 12.7, 8.7 with 12.8, 8.8 with 12.9, 9.0 with
+/// 13.0; ISA 7.x with CUDA 11.x. Unknown versions give 0 (no claim).
 pub fn min_driver_for(isa: (u32, u32)) -> u32 {
     match isa {
-        (8, m) => 12_000 + 10 * m.min(9),
+        (8, m @ 0..=5) => 12_000 + 10 * m,
+        (8, 6) => 12_070,
+        (8, 7) => 12_080,
+        (8, 8) => 12_090,
         (9, m) => 13_000 + 10 * m,
         (7, m) => 11_000 + 10 * m,
         _ => 0,

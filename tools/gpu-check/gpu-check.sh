@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The GPU check: everything gpukit can verify only on a real GPU, in one device call.
+#
+#   tools/gpu-check/gpu-check.sh pack      # here (Rust, no GPU): build and pack
+#   tools/gpu-check/gpu-check.sh run       # there (GPU, CUDA, Python; no Rust, no net)
+#
+# pack builds, in release and with the CUDA backend, every test binary of the
+# workspace and the `gpukit` tool, strips them, and puts them with this script and the
+# PyTorch baseline in target/gpu-pack (64 MiB at most: what the device tool carries).
+# run, on the GPU machine, from the repository root with target/gpu-pack carried:
+#   1. `gpukit devices` (GPU name, driver),
+#   2. every test binary (the equivalence suite runs CPU, CUDA and the emulator against
+#      the oracle, bit for bit, op by op and dtype by dtype),
+#   3. `gpukit selftest --device cuda:0` (every kernel and op against the reference),
+#   4. `gpukit bench --device cuda:0` and the PyTorch / cuBLAS baseline, in one call,
+# and prints one summary table last. With the device tool:
+#   run(command="bash tools/gpu-check/gpu-check.sh run", carry=["target/gpu-pack"],
+#       timeout_s=480)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+pack=target/gpu-pack
+
+case "${1:-}" in
+pack)
+  set -e
+  rm -rf "$pack" && mkdir -p "$pack/bin" "$pack/tests"
+  cargo build --release -p gpukit-cli --features cuda
+  cp target/release/gpukit "$pack/bin/"
+  # Test executables, from cargo's JSON messages.
+  cargo test --workspace --release --features cuda --no-run --message-format=json 2>/dev/null \
+    | python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["executable"])
+' | while read -r exe; do cp "$exe" "$pack/tests/"; done
+  strip "$pack"/bin/* "$pack"/tests/*
+  cp tools/gpu-check/torch_baseline.py "$pack/"
+  du -sh "$pack"
+  size=$(du -sm "$pack" | cut -f1)
+  if (( size > 64 )); then echo "pack is ${size} MiB: over the 64 MiB the device tool carries" >&2; exit 1; fi
+  ;;
+run)
+  [[ -x "$pack/bin/gpukit" ]] || { echo "no $pack: run '$0 pack' on the build machine and carry it" >&2; exit 2; }
+  out=$(mktemp -d)
+  # NVRTC for the user-kernel tests: a CUDA toolkit's, or the one PyTorch ships.
+  for d in /usr/local/cuda/lib64 $(python3 -c 'import nvidia.cuda_nvrtc, os; print(os.path.join(nvidia.cuda_nvrtc.__path__[0], "lib"))' 2>/dev/null); do
+    [[ -d "$d" ]] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  done
+  export GPUKIT_CASES="${GPUKIT_CASES:-64}"
+  echo "== devices"; "$pack/bin/gpukit" devices | tee "$out/devices.txt"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee "$out/smi.txt"
+  echo "== tests (GPUKIT_CASES=$GPUKIT_CASES)"
+  : > "$out/tests.tsv"
+  for t in "$pack"/tests/*; do
+    name=$(basename "$t" | sed 's/-[0-9a-f]*$//')
+    start=$(date +%s)
+    "$t" --test-threads 4 > "$out/$name.log" 2>&1
+    rc=$?
+    summary=$(grep -E "^test result:" "$out/$name.log" | tail -1)
+    echo -e "$name\t$rc\t$(( $(date +%s) - start ))s\t$summary" | tee -a "$out/tests.tsv"
+    if [[ $rc -ne 0 ]]; then grep -E "^(---- |thread .* panicked)|FAILED|mismatch" "$out/$name.log" | head -20; fi
+  done
+  echo "== selftest on cuda:0"
+  "$pack/bin/gpukit" selftest --device cuda:0 > "$out/selftest.txt" 2>&1; st=$?
+  tail -5 "$out/selftest.txt"
+  echo "== bench on cuda:0"
+  "$pack/bin/gpukit" bench --device cuda:0 | tee "$out/bench.txt"
+  echo "== PyTorch / cuBLAS baseline (same machine, same call)"
+  python3 "$pack/torch_baseline.py" | tee "$out/torch.txt"
+  echo
+  echo "================ GPU check summary ================"
+  echo "GPU / driver:  $(cat "$out/smi.txt" 2>/dev/null)"
+  echo "tests:         $(awk -F'\t' '$2==0' "$out/tests.tsv" | wc -l) of $(wc -l < "$out/tests.tsv") test binaries passed"
+  awk -F'\t' '$2!=0 {print "  FAILED:      " $1 "  " $4}' "$out/tests.tsv"
+  echo "selftest:      $(grep -E "checks|passed|failed" "$out/selftest.txt" | tail -1) (exit $st)"
+  echo "bench (gpukit vs baseline):"
+  grep -E "matmul|attention|add f32|sum f32|softmax" "$out/bench.txt" | sed 's/^/  gpukit  /'
+  grep -E "matmul|attention" "$out/torch.txt" | sed 's/^/  torch   /'
+  ;;
+*)
+  echo "usage: $0 pack|run" >&2; exit 2 ;;
+esac
