@@ -22,6 +22,30 @@ pub fn backends() -> Vec<(&'static str, Kit)> {
     suite().0.clone()
 }
 
+/// The backends that can run a user kernel given as CUDA C source: all of
+/// [`backends`], less CUDA and the PTX emulator when NVRTC is not on the library path
+/// (said once on stderr, past the capture, like every skip).
+pub fn backends_compiling_cuda() -> Vec<(&'static str, Kit)> {
+    static REPORTED: std::sync::Once = std::sync::Once::new();
+    let ok = gpukit::cuda_compiler_available();
+    backends()
+        .into_iter()
+        .filter(|(name, _)| {
+            let keep = ok || *name == "cpu";
+            if !keep {
+                REPORTED.call_once(|| {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "gpukit-tests: skipped: user kernels in CUDA C on {name}: NVRTC \
+                         (libnvrtc.so.12) is not on the library path"
+                    );
+                });
+            }
+            keep
+        })
+        .collect()
+}
+
 /// Backends the suite would run but cannot on this machine, with the reason.
 pub fn skipped_backends() -> Vec<(&'static str, String)> {
     suite().1.clone()
@@ -40,6 +64,10 @@ fn suite() -> &'static Suite {
         match gpukit::open("cuda") {
             Ok(k) => kits.push(("cuda", k)),
             Err(e) => skipped.push(("cuda", e.to_string())),
+        }
+        match gpukit::open("ptx-emu") {
+            Ok(k) => kits.push(("ptx-emu", k)),
+            Err(e) => skipped.push(("ptx-emu", e.to_string())),
         }
         let mut err = std::io::stderr().lock();
         for (name, why) in &skipped {

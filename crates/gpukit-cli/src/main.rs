@@ -18,6 +18,9 @@ commands:
               (exit code 1 on any mismatch)
   bench       throughput of the built-in kernels
   profile     run the selftest workload with the profiler on and print the report
+  emu-check   run every shipped CUDA kernel under the PTX emulator with memcheck and
+              racecheck on the selftest's random inputs; a table per kernel
+              (exit code 1 on a fault, a mismatch or a kernel never launched)
   (none)      devices, then selftest
 
 options:
@@ -399,6 +402,102 @@ fn bench(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `gpukit emu-check`: the selftest on the PTX emulator (memcheck and racecheck on),
+/// with the profiler counting each built-in kernel's launches, then one row per kernel
+/// of the ABI table.
+fn emu_check(o: &Opts) -> ExitCode {
+    let kit = match gpukit::open("ptx-emu") {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("gpukit: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    kit.set_profiling(true);
+    let mut p = Progress::new();
+    let results = selftest::run_all(&kit, o.seed, |i, n, c| {
+        p.step(i, n, &format!("{} {}", c.op, c.dtype))
+    });
+    p.done();
+    let report = kit.profile_report();
+    let calls = |name: &str| {
+        report
+            .entries
+            .iter()
+            .find(|e| e.name == name)
+            .map_or(0, |e| e.calls)
+    };
+    let failure_of = |name: &str| {
+        results.iter().find_map(|r| {
+            let k = gpukit::abi::kernel_name(r.op, r.dtype);
+            (k == name).then_some(r.failure.clone()).flatten()
+        })
+    };
+    let names = gpukit::abi::all_kernel_names();
+    let mut rows = Vec::new();
+    for name in &names {
+        let n = calls(name);
+        let status = match (n, failure_of(name)) {
+            (_, Some(f)) => ("FAIL", Some(f)),
+            (0, None) => ("NOT RUN", None),
+            _ => ("ok", None),
+        };
+        rows.push((name.clone(), n, status.0, status.1));
+    }
+    let other: Vec<&selftest::CheckResult> = results
+        .iter()
+        .filter(|r| {
+            r.failure.is_some() && !names.contains(&gpukit::abi::kernel_name(r.op, r.dtype))
+        })
+        .collect();
+    let bad = rows.iter().filter(|r| r.2 != "ok").count() + other.len();
+    if o.json {
+        let v: Vec<_> = rows
+            .iter()
+            .map(|(k, n, st, f)| json!({"kernel": k, "launches": n, "result": st, "failure": f}))
+            .collect();
+        let extra: Vec<_> = other
+            .iter()
+            .map(|r| json!({"check": r.op, "dtype": r.dtype.name(), "failure": r.failure}))
+            .collect();
+        println!(
+            "{}",
+            json!({"device": kit.info().spec(), "seed": o.seed, "kernels": v, "other_failures": extra, "bad": bad})
+        );
+    } else {
+        println!(
+            "emu-check: every built-in kernel under the PTX emulator (memcheck and racecheck on), seed {}",
+            o.seed
+        );
+        println!("{:<28} {:>9}  result", "kernel", "launches");
+        for (k, n, st, f) in &rows {
+            println!("{k:<28} {n:>9}  {st}");
+            if let Some(f) = f {
+                println!("    {f}");
+            }
+        }
+        for r in &other {
+            println!(
+                "check {} {}: FAIL\n    {}",
+                r.op,
+                r.dtype.name(),
+                r.failure.as_deref().unwrap_or_default()
+            );
+        }
+        println!(
+            "{} kernels, {} ok, {} not ok",
+            rows.len(),
+            rows.iter().filter(|r| r.2 == "ok").count(),
+            bad
+        );
+    }
+    if bad == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 fn profile(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
     kit.set_profiling(true);
     let results = selftest::run_all(kit, o.seed, |_, _, _| {});
@@ -467,6 +566,9 @@ fn main() -> ExitCode {
     }
     if o.command == "devices" {
         return devices(&o);
+    }
+    if o.command == "emu-check" {
+        return emu_check(&o);
     }
     let kit = match open(&o) {
         Ok(k) => k,

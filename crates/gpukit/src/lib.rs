@@ -53,10 +53,13 @@ pub enum DeviceSpec {
     Cpu,
     /// CUDA device by ordinal.
     Cuda(usize),
+    /// The PTX emulator: the CUDA kernels executed on the CPU (memcheck and racecheck).
+    PtxEmu,
 }
 
 impl DeviceSpec {
-    /// Parses `cpu`, `cuda` (= `cuda:0`) or `cuda:N` (case-insensitive, trimmed).
+    /// Parses `cpu`, `cuda` (= `cuda:0`), `cuda:N` or `ptx-emu` (case-insensitive,
+    /// trimmed).
     ///
     /// Errors: [`Error::DeviceUnavailable`] naming the spec for anything else.
     pub fn parse(spec: &str) -> Result<DeviceSpec> {
@@ -68,13 +71,14 @@ impl DeviceSpec {
         match s.as_str() {
             "cpu" => Ok(DeviceSpec::Cpu),
             "cuda" | "gpu" => Ok(DeviceSpec::Cuda(0)),
+            "ptx-emu" | "ptx-emu:0" | "emu" => Ok(DeviceSpec::PtxEmu),
             _ => match s.strip_prefix("cuda:") {
                 Some(n) => n
                     .parse()
                     .map(DeviceSpec::Cuda)
                     .map_err(|_| bad("the ordinal after `cuda:` is not a number")),
                 None => Err(bad(
-                    "not a device spec (expected `cpu`, `cuda` or `cuda:N`)",
+                    "not a device spec (expected `cpu`, `cuda`, `cuda:N` or `ptx-emu`)",
                 )),
             },
         }
@@ -82,7 +86,8 @@ impl DeviceSpec {
 }
 
 /// Every device this build can open: CUDA devices (with the `cuda` feature and a
-/// driver), then the CPU (with the `cpu` feature).
+/// driver), then the CPU (with the `cpu` feature), then the PTX emulator (with the
+/// `ptx-emu` feature).
 pub fn devices() -> Vec<DeviceInfo> {
     let gpus: Vec<DeviceInfo> = {
         #[cfg(feature = "cuda")]
@@ -104,7 +109,17 @@ pub fn devices() -> Vec<DeviceInfo> {
             None
         }
     };
-    gpus.into_iter().chain(cpus).collect()
+    let emu: Option<DeviceInfo> = {
+        #[cfg(feature = "ptx-emu")]
+        {
+            Some(gpukit_emu::EmuDevice::new().info().clone())
+        }
+        #[cfg(not(feature = "ptx-emu"))]
+        {
+            None
+        }
+    };
+    gpus.into_iter().chain(cpus).chain(emu).collect()
 }
 
 /// Opens the device `spec` names (see [`DeviceSpec::parse`]).
@@ -115,7 +130,21 @@ pub fn open(spec: &str) -> Result<Kit> {
     match DeviceSpec::parse(spec)? {
         DeviceSpec::Cpu => cpu_kit(),
         DeviceSpec::Cuda(n) => cuda_kit(n, spec),
+        DeviceSpec::PtxEmu => emu_kit(spec),
     }
+}
+
+#[cfg(feature = "ptx-emu")]
+fn emu_kit(_spec: &str) -> Result<Kit> {
+    Ok(Kit::from_device(Box::new(gpukit_emu::EmuDevice::new())))
+}
+
+#[cfg(not(feature = "ptx-emu"))]
+fn emu_kit(spec: &str) -> Result<Kit> {
+    Err(Error::DeviceUnavailable {
+        device: spec.to_string(),
+        reason: "gpukit was built without the `ptx-emu` feature".into(),
+    })
 }
 
 #[cfg(feature = "cpu")]
@@ -203,6 +232,20 @@ pub fn cuda_status() -> Option<String> {
     #[cfg(not(feature = "cuda"))]
     {
         Some("gpukit was built without the `cuda` feature".into())
+    }
+}
+
+/// Whether user kernels written in CUDA C can be compiled on this machine (NVRTC,
+/// `libnvrtc.so.12`, found on the library path): the CUDA backend and the PTX emulator
+/// need it for `KernelDef::cuda` sources (PTX and the built-in kernels need nothing).
+pub fn cuda_compiler_available() -> bool {
+    #[cfg(any(feature = "cuda", feature = "ptx-emu"))]
+    {
+        gpukit_cuda::nvrtc::available()
+    }
+    #[cfg(not(any(feature = "cuda", feature = "ptx-emu")))]
+    {
+        false
     }
 }
 

@@ -1,0 +1,393 @@
+//! gpukit's PTX-emulator backend: a [`Device`] whose kernels are the CUDA backend's
+//! kernels, executed on the CPU by the PTX emulator ([`gpukit_ptx`]).
+//!
+//! - Built-in kernels run the committed PTX (`kernels-cuda/ptx/*.ptx`, as embedded in
+//!   [`gpukit_cuda::ptx::MODULES`]) through the CUDA backend's launch plans
+//!   ([`gpukit_cuda::plan`]): the same entries, geometry, scratch and steps a GPU runs.
+//! - User kernels run their PTX, or their CUDA C compiled with NVRTC
+//!   ([`gpukit_cuda::nvrtc`]) exactly as the CUDA backend compiles it.
+//! - Device memory is 64-byte-aligned host memory; every allocation is registered with
+//!   the emulator, which checks every access against the live allocations (memcheck)
+//!   and every shared-memory access against the other threads' (racecheck). A fault is
+//!   an [`Error::KernelFault`] naming the kernel, instruction, thread, block and address.
+//! - Launches are synchronous; blocks run in parallel on rayon.
+//!
+//! Open it with `gpukit::open("ptx-emu")` or `GPUKIT_DEVICE=ptx-emu`.
+
+use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::any::Any;
+use std::collections::{BTreeMap, HashMap};
+use std::ptr::NonNull;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use gpukit_core::{
+    Backend, Buffer, Device, DeviceInfo, DevicePtr, Error, Kernel, KernelArg, KernelDef,
+    LaunchConfig, Result,
+};
+use gpukit_cuda::plan::{self, PlanArg};
+use gpukit_ptx::{EmuOptions, GlobalMemory, Module, ParamValue};
+
+/// Alignment of every allocation (as the CPU backend, and more than any PTX access needs).
+pub const EMU_ALIGN: usize = 64;
+
+/// Environment variable that turns racecheck off (`GPUKIT_EMU_RACECHECK=0`) for speed.
+/// Bounds are always checked: they keep the emulator memory-safe.
+pub const RACECHECK_ENV: &str = "GPUKIT_EMU_RACECHECK";
+
+/// The live allocations: base address → length.
+type Registry = RwLock<BTreeMap<u64, usize>>;
+
+/// One aligned, zeroed host allocation, registered while it lives.
+struct EmuBuffer {
+    ptr: NonNull<u8>,
+    layout: Layout,
+    registry: Arc<Registry>,
+}
+
+// SAFETY: a plain heap allocation; kernels touch it only through the emulator's relaxed
+// atomics, copies only through the Device methods whose callers guarantee the ranges.
+unsafe impl Send for EmuBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for EmuBuffer {}
+
+impl Buffer for EmuBuffer {
+    fn ptr(&self) -> DevicePtr {
+        DevicePtr(self.ptr.as_ptr() as usize as u64)
+    }
+    fn len(&self) -> usize {
+        self.layout.size()
+    }
+}
+
+impl Drop for EmuBuffer {
+    fn drop(&mut self) {
+        // Unregister first (waits for running launches, which hold the read lock), then
+        // free.
+        self.registry
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(self.ptr.as_ptr() as usize as u64));
+        // SAFETY: `ptr` came from `alloc_zeroed(layout)` and is freed exactly once; no
+        // launch can see it any more (it left the registry above).
+        unsafe { dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+/// A loaded kernel: a built-in (run through its plan) or a user kernel (one entry of
+/// its own module).
+enum EmuKernel {
+    Builtin { name: String },
+    User { name: String, module: Arc<Module> },
+}
+
+impl Kernel for EmuKernel {
+    fn name(&self) -> &str {
+        match self {
+            EmuKernel::Builtin { name } | EmuKernel::User { name, .. } => name,
+        }
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The PTX emulator as a gpukit device.
+pub struct EmuDevice {
+    info: DeviceInfo,
+    registry: Arc<Registry>,
+    /// Entry name → index into `gpukit_cuda::ptx::MODULES`.
+    entries: HashMap<String, usize>,
+    /// Each built-in module, parsed on first use.
+    modules: Vec<OnceLock<std::result::Result<Arc<Module>, String>>>,
+    options: EmuOptions,
+}
+
+impl Default for EmuDevice {
+    fn default() -> Self {
+        EmuDevice::new()
+    }
+}
+
+impl EmuDevice {
+    /// The emulator with memcheck and racecheck on (racecheck off when
+    /// `$GPUKIT_EMU_RACECHECK` is `0`).
+    pub fn new() -> EmuDevice {
+        let mut options = EmuOptions::default();
+        if std::env::var(RACECHECK_ENV).is_ok_and(|v| v.trim() == "0") {
+            options.racecheck = false;
+        }
+        EmuDevice::with_options(options)
+    }
+
+    /// The emulator with the given checks.
+    pub fn with_options(options: EmuOptions) -> EmuDevice {
+        let mut entries = HashMap::new();
+        for (i, (_, text)) in gpukit_cuda::ptx::MODULES.iter().enumerate() {
+            for e in gpukit_cuda::ptx::entries(text) {
+                entries.insert(e.name, i);
+            }
+        }
+        EmuDevice {
+            info: DeviceInfo {
+                backend: Backend::PtxEmu,
+                ordinal: 0,
+                name: "gpukit PTX emulator (sm_80 functional model)".into(),
+                compute_capability: None,
+                total_memory: 1 << 40,
+                parallelism: rayon::current_num_threads(),
+            },
+            registry: Arc::new(RwLock::new(BTreeMap::new())),
+            entries,
+            modules: gpukit_cuda::ptx::MODULES
+                .iter()
+                .map(|_| OnceLock::new())
+                .collect(),
+            options,
+        }
+    }
+
+    /// The checks this device runs.
+    pub fn options(&self) -> EmuOptions {
+        self.options
+    }
+
+    /// The parsed built-in module holding `entry`.
+    fn module_of(&self, entry: &str) -> Result<Arc<Module>> {
+        let &i = self
+            .entries
+            .get(entry)
+            .ok_or_else(|| Error::KernelNotFound {
+                name: entry.to_string(),
+                backend: "ptx-emu".into(),
+                reason: "no committed PTX module has this entry".into(),
+            })?;
+        let (family, text) = gpukit_cuda::ptx::MODULES[i];
+        self.modules[i]
+            .get_or_init(|| {
+                Module::parse(text)
+                    .map(Arc::new)
+                    .map_err(|e| format!("kernels-cuda/ptx/{family}.ptx: {e}"))
+            })
+            .clone()
+            .map_err(|log| Error::Compile {
+                name: entry.to_string(),
+                log,
+            })
+    }
+
+    fn raw_alloc(&self, bytes: usize) -> Result<EmuBuffer> {
+        let layout =
+            Layout::from_size_align(bytes.max(1), EMU_ALIGN).map_err(|_| Error::SizeOverflow {
+                what: format!("ptx-emu allocation of {bytes} bytes"),
+            })?;
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(p).ok_or(Error::OutOfMemory {
+            requested: bytes,
+            available: 0,
+        })?;
+        let layout = Layout::from_size_align(bytes.max(1), EMU_ALIGN).expect("checked above");
+        self.registry
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(ptr.as_ptr() as usize as u64, layout.size());
+        Ok(EmuBuffer {
+            ptr,
+            layout,
+            registry: self.registry.clone(),
+        })
+    }
+
+    /// Runs one entry of `module` with raw arguments.
+    fn run_entry(
+        &self,
+        module: &Module,
+        entry: &str,
+        cfg: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<()> {
+        cfg.validate(entry)?;
+        if cfg.grid.volume() == 0 || cfg.block.volume() == 0 {
+            return Ok(());
+        }
+        let params: Vec<ParamValue> = args
+            .iter()
+            .map(|a| match *a {
+                KernelArg::Buffer { ptr, .. } => ParamValue::ptr(ptr.0),
+                KernelArg::I64(v) => ParamValue::i64(v),
+                KernelArg::I32(v) => ParamValue::i32(v),
+                KernelArg::F32(v) => ParamValue::f32(v),
+                KernelArg::F64(v) => ParamValue::f64(v),
+            })
+            .collect();
+        let live = self.registry.read().unwrap_or_else(|p| p.into_inner());
+        let mut mem = GlobalMemory::new();
+        // SAFETY: every registered range is a live allocation of this device; it cannot
+        // be freed while `live` (the read lock) is held, because a buffer unregisters
+        // under the write lock before it frees. Kernels are the only accessors during
+        // the launch (launches are synchronous and the Kit's copies go through this
+        // device, not concurrently with its own launch).
+        unsafe { mem.insert_many(live.iter().map(|(&b, &l)| (b, l))) }.map_err(|e| {
+            Error::Launch {
+                kernel: entry.to_string(),
+                reason: e.to_string(),
+            }
+        })?;
+        let g = (cfg.grid.x, cfg.grid.y, cfg.grid.z);
+        let b = (cfg.block.x, cfg.block.y, cfg.block.z);
+        gpukit_ptx::launch(
+            module,
+            entry,
+            g,
+            b,
+            cfg.shared_bytes,
+            &params,
+            &mem,
+            &self.options,
+        )
+        .map(|_| ())
+        .map_err(|e| Error::KernelFault {
+            kernel: entry.to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    fn launch_builtin(&self, name: &str, args: &[KernelArg]) -> Result<()> {
+        let p = plan::plan(name, args)?;
+        let scratch = if p.scratch_bytes > 0 {
+            Some(self.raw_alloc(p.scratch_bytes)?)
+        } else {
+            None
+        };
+        let base = scratch.as_ref().map(|s| s.ptr().0).unwrap_or(0);
+        for step in &p.steps {
+            let module = self.module_of(&step.entry)?;
+            let raw: Vec<KernelArg> = step
+                .args
+                .iter()
+                .map(|a| match *a {
+                    PlanArg::Arg(k) => k,
+                    PlanArg::Scratch { offset, bytes } => KernelArg::Buffer {
+                        ptr: DevicePtr(base).add(offset),
+                        bytes,
+                        dtype: None,
+                    },
+                })
+                .collect();
+            self.run_entry(&module, &step.entry, &step.cfg, &raw)?;
+        }
+        Ok(())
+    }
+}
+
+impl Device for EmuDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
+        Ok(Box::new(self.raw_alloc(bytes)?))
+    }
+
+    unsafe fn write(&self, dst: DevicePtr, src: &[u8]) -> Result<()> {
+        // SAFETY: the caller guarantees `dst .. dst + src.len()` lies in a live
+        // allocation of this device (host memory); launches are synchronous, so no
+        // kernel accesses it meanwhile.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), dst.0 as usize as *mut u8, src.len())
+        };
+        Ok(())
+    }
+
+    unsafe fn read(&self, src: DevicePtr, dst: &mut [u8]) -> Result<()> {
+        // SAFETY: as `write`, for the source range.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.0 as usize as *const u8, dst.as_mut_ptr(), dst.len())
+        };
+        Ok(())
+    }
+
+    unsafe fn fill_zero(&self, dst: DevicePtr, bytes: usize) -> Result<()> {
+        // SAFETY: as `write`.
+        unsafe { std::ptr::write_bytes(dst.0 as usize as *mut u8, 0, bytes) };
+        Ok(())
+    }
+
+    unsafe fn copy(&self, src: DevicePtr, dst: DevicePtr, bytes: usize) -> Result<()> {
+        // SAFETY: as `write`, for both ranges; `ptr::copy` allows overlap.
+        unsafe {
+            std::ptr::copy(
+                src.0 as usize as *const u8,
+                dst.0 as usize as *mut u8,
+                bytes,
+            )
+        };
+        Ok(())
+    }
+
+    fn load(&self, def: &KernelDef) -> Result<Arc<dyn Kernel>> {
+        let text = match (def.ptx_source(), def.cuda_source()) {
+            (Some(p), _) => p.to_string(),
+            (None, Some(src)) => gpukit_cuda::nvrtc::compile(def.name(), src)?,
+            (None, None) => {
+                return Err(Error::KernelNotFound {
+                    name: def.name().to_string(),
+                    backend: "ptx-emu".into(),
+                    reason: "the kernel has neither CUDA C source nor PTX".into(),
+                });
+            }
+        };
+        let module = Module::parse(&text).map_err(|e| Error::Compile {
+            name: def.name().to_string(),
+            log: format!("the PTX emulator cannot run this PTX: {e}"),
+        })?;
+        if module.kernel(def.name()).is_none() {
+            return Err(Error::KernelNotFound {
+                name: def.name().to_string(),
+                backend: "ptx-emu".into(),
+                reason: format!(
+                    "the module has no entry `{}` (declare it extern \"C\" __global__)",
+                    def.name()
+                ),
+            });
+        }
+        Ok(Arc::new(EmuKernel::User {
+            name: def.name().to_string(),
+            module: Arc::new(module),
+        }))
+    }
+
+    fn builtin(&self, name: &str) -> Result<Arc<dyn Kernel>> {
+        if !self.entries.contains_key(name) {
+            return Err(Error::KernelNotFound {
+                name: name.to_string(),
+                backend: "ptx-emu".into(),
+                reason: "not in the committed PTX".into(),
+            });
+        }
+        Ok(Arc::new(EmuKernel::Builtin {
+            name: name.to_string(),
+        }))
+    }
+
+    unsafe fn launch(
+        &self,
+        kernel: &dyn Kernel,
+        cfg: &LaunchConfig,
+        args: &[KernelArg],
+    ) -> Result<()> {
+        match kernel.as_any().downcast_ref::<EmuKernel>() {
+            Some(EmuKernel::Builtin { name }) => self.launch_builtin(name, args),
+            Some(EmuKernel::User { name, module }) => self.run_entry(module, name, cfg, args),
+            None => Err(Error::KernelNotFound {
+                name: kernel.name().to_string(),
+                backend: "ptx-emu".into(),
+                reason: "the kernel was loaded by another backend".into(),
+            }),
+        }
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,287 @@
+//! [`launch`]: runs a kernel of a [`Module`] over a grid, blocks in parallel.
+
+use rayon::prelude::*;
+
+use crate::error::{EmuError, ErrorKind};
+use crate::exec::{LaunchCtx, Scratch, Stats, run_block};
+use crate::memory::GlobalMemory;
+use crate::module::Module;
+
+/// Most shared memory a block may use (bytes): the sm_90 limit.
+pub const MAX_SHARED_BYTES: usize = 227 * 1024;
+
+/// One kernel argument, as the driver copies it into the parameter buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParamValue {
+    /// A 4-byte value (`int`, `unsigned`, `float` bits).
+    U32(u32),
+    /// An 8-byte value (pointers, `long long`, `double` bits).
+    U64(u64),
+    /// Any other by-value argument (a `.param .align A .b8 p[N]` struct), its bytes.
+    Bytes(Vec<u8>),
+}
+
+impl ParamValue {
+    /// The low `size` bytes of `bits` (size 4 or 8; other sizes give `Bytes`).
+    pub fn new(bits: u64, size: usize) -> Self {
+        match size {
+            4 => ParamValue::U32(bits as u32),
+            8 => ParamValue::U64(bits),
+            n => ParamValue::Bytes(
+                bits.to_le_bytes()
+                    .iter()
+                    .copied()
+                    .chain(std::iter::repeat(0))
+                    .take(n)
+                    .collect(),
+            ),
+        }
+    }
+
+    /// A device pointer.
+    pub fn ptr(addr: u64) -> Self {
+        ParamValue::U64(addr)
+    }
+
+    /// An `int`.
+    pub fn i32(v: i32) -> Self {
+        ParamValue::U32(v as u32)
+    }
+
+    /// A `long long`.
+    pub fn i64(v: i64) -> Self {
+        ParamValue::U64(v as u64)
+    }
+
+    /// A `float`.
+    pub fn f32(v: f32) -> Self {
+        ParamValue::U32(v.to_bits())
+    }
+
+    /// A `double`.
+    pub fn f64(v: f64) -> Self {
+        ParamValue::U64(v.to_bits())
+    }
+
+    /// Size in bytes.
+    pub fn size(&self) -> usize {
+        match self {
+            ParamValue::U32(_) => 4,
+            ParamValue::U64(_) => 8,
+            ParamValue::Bytes(b) => b.len(),
+        }
+    }
+
+    fn write(&self, out: &mut [u8]) {
+        match self {
+            ParamValue::U32(v) => out.copy_from_slice(&v.to_le_bytes()),
+            ParamValue::U64(v) => out.copy_from_slice(&v.to_le_bytes()),
+            ParamValue::Bytes(b) => out.copy_from_slice(b),
+        }
+    }
+}
+
+/// Checking options of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmuOptions {
+    /// Memcheck: report out-of-bounds and misaligned accesses with the kernel,
+    /// instruction, thread, block and address. (The emulator never touches memory
+    /// outside the allocations whatever this says; with `false` the same checks stop
+    /// the launch with the same report: they are what keeps the emulator memory-safe.)
+    pub memcheck: bool,
+    /// Racecheck: report a shared-memory write and another thread's read or write of
+    /// the same byte with no barrier between them. Costs a shadow record per shared
+    /// byte; turn off for speed.
+    pub racecheck: bool,
+    /// Stop a block after this many warp instructions (a runaway-loop guard);
+    /// `None`: no limit.
+    pub max_steps_per_block: Option<u64>,
+}
+
+impl Default for EmuOptions {
+    /// Both checks on, no step limit.
+    fn default() -> Self {
+        EmuOptions {
+            memcheck: true,
+            racecheck: true,
+            max_steps_per_block: None,
+        }
+    }
+}
+
+impl EmuOptions {
+    /// Racecheck off (the fast configuration; bounds are always checked).
+    pub fn fast() -> Self {
+        EmuOptions {
+            memcheck: false,
+            racecheck: false,
+            max_steps_per_block: None,
+        }
+    }
+}
+
+/// What a launch did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LaunchStats {
+    /// Blocks run.
+    pub blocks: u64,
+    /// Threads run.
+    pub threads: u64,
+    /// Warp-level instructions executed (one per instruction per warp group).
+    pub warp_instructions: u64,
+    /// Thread-level instructions executed (active lanes summed).
+    pub thread_instructions: u64,
+    /// Thread-level executions of `.approx` instructions (`ex2.approx`, `rcp.approx`,
+    /// `div.full` ...). PTX bounds only their error, so their results may differ from a
+    /// GPU's in the last bits; a non-zero count means the launch is not bit-exact.
+    pub approx_instructions: u64,
+}
+
+fn dim_ok(g: (u32, u32, u32), max: (u32, u32, u32)) -> bool {
+    g.0 >= 1 && g.1 >= 1 && g.2 >= 1 && g.0 <= max.0 && g.1 <= max.1 && g.2 <= max.2
+}
+
+/// Runs `kernel` of `module` on a grid of `grid` blocks of `block` threads.
+///
+/// `params` are the kernel's arguments in order (checked against the entry's
+/// parameter sizes); pointers among them must be device addresses of allocations in
+/// `mem`. `dynamic_shared_bytes` is the dynamic shared memory per block. Blocks run in
+/// parallel (rayon); when several fail, the error of the lowest block index is
+/// returned.
+// The error is cold and carries the full report (kernel, instruction, thread, ...).
+#[allow(clippy::too_many_arguments, clippy::result_large_err)]
+pub fn launch(
+    module: &Module,
+    kernel: &str,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    dynamic_shared_bytes: usize,
+    params: &[ParamValue],
+    mem: &GlobalMemory<'_>,
+    opts: &EmuOptions,
+) -> Result<LaunchStats, EmuError> {
+    let bad = |m: String| EmuError::launch(kernel, ErrorKind::BadLaunch(m));
+    let Some(prog) = module.program(kernel) else {
+        return Err(EmuError::launch(kernel, ErrorKind::UnknownKernel));
+    };
+    if !dim_ok(grid, (i32::MAX as u32, 65535, 65535)) {
+        return Err(bad(format!("grid {grid:?} out of range")));
+    }
+    if !dim_ok(block, (1024, 1024, 64)) {
+        return Err(bad(format!("block {block:?} out of range")));
+    }
+    let nthreads = block.0 * block.1 * block.2;
+    if nthreads > 1024 {
+        return Err(bad(format!("block {block:?} has more than 1024 threads")));
+    }
+    if let Some([x, y, z]) = prog.reqntid
+        && (x, y, z) != block
+    {
+        return Err(bad(format!(
+            "block {block:?} differs from the kernel's .reqntid {x}, {y}, {z}"
+        )));
+    }
+    if let Some([x, y, z]) = prog.maxntid
+        && nthreads > x * y * z
+    {
+        return Err(bad(format!(
+            "block of {nthreads} threads exceeds the kernel's .maxntid {x}, {y}, {z}"
+        )));
+    }
+    if params.len() != prog.params.len() {
+        return Err(bad(format!(
+            "{} arguments for {} parameters",
+            params.len(),
+            prog.params.len()
+        )));
+    }
+    let mut pbuf = vec![0u8; prog.param_bytes as usize];
+    for (i, (p, slot)) in params.iter().zip(&prog.params).enumerate() {
+        if p.size() != slot.size as usize {
+            return Err(bad(format!(
+                "argument {i} has {} bytes, parameter `{}` {}",
+                p.size(),
+                slot.name,
+                slot.size
+            )));
+        }
+        let o = slot.offset as usize;
+        p.write(&mut pbuf[o..o + p.size()]);
+    }
+    let dynamic = u32::try_from(dynamic_shared_bytes)
+        .map_err(|_| bad("dynamic shared size too large".into()))?;
+    let shared_size = if dynamic > 0 {
+        u64::from(prog.dyn_shared_offset) + u64::from(dynamic)
+    } else {
+        u64::from(prog.static_shared)
+    };
+    if shared_size > MAX_SHARED_BYTES as u64 {
+        return Err(bad(format!(
+            "{shared_size} bytes of shared memory per block (at most {MAX_SHARED_BYTES})"
+        )));
+    }
+    let vars = module.var_table();
+    let table = mem
+        .with_extra(&vars)
+        .map_err(|e| bad(format!("module variables overlap the allocations: {e}")))?;
+    let ctx = LaunchCtx {
+        prog,
+        grid: [grid.0, grid.1, grid.2],
+        block: [block.0, block.1, block.2],
+        nthreads,
+        nwarps: nthreads.div_ceil(32),
+        params: pbuf,
+        mem: table,
+        shared_size: shared_size as u32,
+        dyn_shared: dynamic,
+        racecheck: opts.racecheck,
+        max_steps: opts.max_steps_per_block,
+    };
+    let nblocks = u64::from(grid.0) * u64::from(grid.1) * u64::from(grid.2);
+    // The lowest failing block so far: blocks above it need not run.
+    let first_err = std::sync::atomic::AtomicU64::new(u64::MAX);
+    #[derive(Default)]
+    struct Acc {
+        stats: Stats,
+        err: Option<(u64, EmuError)>,
+    }
+    fn merge(mut a: Acc, b: Acc) -> Acc {
+        a.stats.warp_insts += b.stats.warp_insts;
+        a.stats.thread_insts += b.stats.thread_insts;
+        a.stats.approx += b.stats.approx;
+        a.err = match (a.err, b.err) {
+            (Some(x), Some(y)) => Some(if x.0 <= y.0 { x } else { y }),
+            (x, y) => x.or(y),
+        };
+        a
+    }
+    let acc = (0..nblocks)
+        .into_par_iter()
+        .map_init(Scratch::default, |scratch, b| {
+            if b > first_err.load(std::sync::atomic::Ordering::Relaxed) {
+                return Acc::default();
+            }
+            match run_block(&ctx, scratch, b, kernel) {
+                Ok(stats) => Acc { stats, err: None },
+                Err(e) => {
+                    first_err.fetch_min(b, std::sync::atomic::Ordering::Relaxed);
+                    Acc {
+                        stats: Stats::default(),
+                        err: Some((b, e)),
+                    }
+                }
+            }
+        })
+        .reduce(Acc::default, merge);
+    if let Some((_, e)) = acc.err {
+        return Err(e);
+    }
+    let stats = LaunchStats {
+        blocks: nblocks,
+        threads: nblocks * u64::from(nthreads),
+        warp_instructions: acc.stats.warp_insts,
+        thread_instructions: acc.stats.thread_insts,
+        approx_instructions: acc.stats.approx,
+    };
+    Ok(stats)
+}
