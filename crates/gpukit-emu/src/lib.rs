@@ -6,10 +6,12 @@
 //!   ([`gpukit_cuda::plan`]): the same entries, geometry, scratch and steps a GPU runs.
 //! - User kernels run their PTX, or their CUDA C compiled with NVRTC
 //!   ([`gpukit_cuda::nvrtc`]) exactly as the CUDA backend compiles it.
-//! - Device memory is 64-byte-aligned host memory; every allocation is registered with
-//!   the emulator, which checks every access against the live allocations (memcheck)
-//!   and every shared-memory access against the other threads' (racecheck). A fault is
-//!   an [`Error::KernelFault`] naming the kernel, instruction, thread, block and address.
+//! - Device memory is 64-byte-aligned host memory. A launch gives the emulator exactly
+//!   the buffer ranges of its arguments (views included; the plan's scratch for
+//!   built-ins), and the emulator checks every global access against them (memcheck:
+//!   an access past a buffer's end is caught even inside its pool block) and every
+//!   shared-memory access against the other threads' (racecheck). A fault is an
+//!   [`Error::KernelFault`] naming the kernel, instruction, thread, block and address.
 //! - Launches are synchronous; blocks run in parallel on rayon.
 //!
 //! Open it with `gpukit::open("ptx-emu")` or `GPUKIT_DEVICE=ptx-emu`.
@@ -220,19 +222,39 @@ impl EmuDevice {
                 KernelArg::F64(v) => ParamValue::f64(v),
             })
             .collect();
-        let live = self.registry.read().unwrap_or_else(|p| p.into_inner());
+        // The kernel may touch exactly the ranges it was given (views included, so an
+        // access past a view's end is reported even inside its pool block); ranges that
+        // overlap (an in-place `out == a`) are merged.
+        let mut ranges: Vec<(u64, u64)> = args
+            .iter()
+            .filter_map(|a| match *a {
+                KernelArg::Buffer { ptr, bytes, .. } if bytes > 0 && ptr.0 != 0 => {
+                    Some((ptr.0, ptr.0 + bytes as u64))
+                }
+                _ => None,
+            })
+            .collect();
+        ranges.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        for (lo, hi) in ranges {
+            match merged.last_mut() {
+                Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+                _ => merged.push((lo, hi)),
+            }
+        }
+        // Holding the registry's read lock keeps every allocation alive for the launch.
+        let _live = self.registry.read().unwrap_or_else(|p| p.into_inner());
         let mut mem = GlobalMemory::new();
-        // SAFETY: every registered range is a live allocation of this device; it cannot
-        // be freed while `live` (the read lock) is held, because a buffer unregisters
-        // under the write lock before it frees. Kernels are the only accessors during
-        // the launch (launches are synchronous and the Kit's copies go through this
-        // device, not concurrently with its own launch).
-        unsafe { mem.insert_many(live.iter().map(|(&b, &l)| (b, l))) }.map_err(|e| {
-            Error::Launch {
+        // SAFETY: every range lies inside a live allocation of this device (the
+        // contract of `Device::launch`, which the Kit checks for every argument); none
+        // can be freed while `_live` (the read lock) is held, because a buffer
+        // unregisters under the write lock before it frees. Launches are synchronous,
+        // and the Kit does not copy into a buffer while its own launch runs.
+        unsafe { mem.insert_many(merged.iter().map(|&(lo, hi)| (lo, (hi - lo) as usize))) }
+            .map_err(|e| Error::Launch {
                 kernel: entry.to_string(),
                 reason: e.to_string(),
-            }
-        })?;
+            })?;
         let g = (cfg.grid.x, cfg.grid.y, cfg.grid.z);
         let b = (cfg.block.x, cfg.block.y, cfg.block.z);
         gpukit_ptx::launch(
