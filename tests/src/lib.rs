@@ -23,8 +23,8 @@ pub fn backends() -> Vec<(&'static str, Kit)> {
 }
 
 /// The backends that can run a user kernel given as CUDA C source: all of
-/// [`backends`], less CUDA and the PTX emulator when NVRTC is not on the library path
-/// (said once on stderr, past the capture, like every skip).
+/// [`backends`], less CUDA and the PTX emulator when NVRTC or the CUDA headers are not
+/// found (said once on stderr, past the capture, like every skip).
 pub fn backends_compiling_cuda() -> Vec<(&'static str, Kit)> {
     static REPORTED: std::sync::Once = std::sync::Once::new();
     let ok = gpukit::cuda_compiler_available();
@@ -37,7 +37,7 @@ pub fn backends_compiling_cuda() -> Vec<(&'static str, Kit)> {
                     let _ = writeln!(
                         std::io::stderr().lock(),
                         "gpukit-tests: skipped: user kernels in CUDA C on {name}: NVRTC \
-                         (libnvrtc.so.12) is not on the library path"
+                         (libnvrtc.so.12) or the CUDA headers (cuda_fp16.h) not found"
                     );
                 });
             }

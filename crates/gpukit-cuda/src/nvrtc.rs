@@ -25,6 +25,41 @@ pub const NVRTC_OPTIONS: &[&str] = &[
 /// `nvidia/cuda_runtime/include`, which has `cuda_fp16.h`) to pass to NVRTC as `-I`.
 pub const INCLUDE_ENV: &str = "GPUKIT_CUDA_INCLUDE";
 
+/// The folders passed to NVRTC as `-I` for `#include <cuda_fp16.h>` and friends, in
+/// order: `$GPUKIT_CUDA_INCLUDE`; `$CUDA_HOME/include`, `$CUDA_PATH/include`,
+/// `/usr/local/cuda/include`; and, for each `LD_LIBRARY_PATH` entry that is a PyPI
+/// wheel's `nvidia/cuda_nvrtc/lib`, the sibling `nvidia/cuda_runtime/include`. Only
+/// folders that hold `cuda_fp16.h` are kept (the variable's folder is always kept).
+pub fn include_dirs() -> Vec<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let mut out: Vec<PathBuf> = Vec::new();
+    if let Some(d) = std::env::var_os(INCLUDE_ENV) {
+        out.push(PathBuf::from(d));
+    }
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(d) = std::env::var_os(var) {
+            candidates.push(PathBuf::from(d).join("include"));
+        }
+    }
+    candidates.push(PathBuf::from("/usr/local/cuda/include"));
+    if let Some(paths) = std::env::var_os("LD_LIBRARY_PATH") {
+        for p in std::env::split_paths(&paths) {
+            if p.ends_with("nvidia/cuda_nvrtc/lib")
+                && let Some(nvidia) = p.parent().and_then(|q| q.parent())
+            {
+                candidates.push(nvidia.join("cuda_runtime/include"));
+            }
+        }
+    }
+    for c in candidates {
+        if c.join("cuda_fp16.h").is_file() && !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Whether NVRTC can be loaded.
 pub fn available() -> bool {
     // SAFETY: only tries to dlopen the candidate file names.
@@ -41,7 +76,7 @@ fn c_text(v: &[c_char]) -> String {
 }
 
 /// Compiles CUDA C `source` (kernel `name`, for error messages and as the program
-/// name) to PTX text with [`NVRTC_OPTIONS`] plus `-I$GPUKIT_CUDA_INCLUDE` when set.
+/// name) to PTX text with [`NVRTC_OPTIONS`] plus `-I` for each of [`include_dirs`].
 ///
 /// Errors: [`Error::Compile`] with NVRTC's log when the source does not compile, or
 /// saying that NVRTC was not found; never panics when the library is missing.
@@ -70,7 +105,7 @@ pub fn compile_with(name: &str, source: &str, extra: &[String]) -> Result<String
     let prog_name = CString::new(format!("{}.cu", name.replace('\0', "_")))
         .map_err(|_| fail("the kernel name contains a NUL byte".into()))?;
     let mut options: Vec<String> = NVRTC_OPTIONS.iter().map(|s| s.to_string()).collect();
-    if let Some(dir) = std::env::var_os(INCLUDE_ENV) {
+    for dir in include_dirs() {
         options.push(format!("-I{}", dir.to_string_lossy()));
     }
     options.extend(extra.iter().cloned());

@@ -18,7 +18,9 @@ fn values(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed;
     (0..n)
         .map(|i| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             match i % 97 {
                 13 => -0.0,
                 41 => f32::from_bits(3), // subnormal
@@ -74,7 +76,11 @@ fn out_of_bounds_global_write_is_a_kernel_fault() {
     let cfg = LaunchConfig::for_elements(101, 64).unwrap();
     let k = fault_kernel("global_write");
     let r = kit.launch(&k, cfg, &[(&out).into(), DevArg::I32(100), DevArg::I32(1)]);
-    expect_fault(r, "global_write", &["global_write", "st.global", "thread", "block"]);
+    expect_fault(
+        r,
+        "global_write",
+        &["global_write", "st.global", "thread", "block"],
+    );
     // The twin: the same launch with extra = 0.
     kit.launch(&k, cfg, &[(&out).into(), DevArg::I32(100), DevArg::I32(0)])
         .unwrap();
@@ -90,7 +96,8 @@ fn out_of_bounds_shared_read_is_a_kernel_fault() {
     let k = fault_kernel("shared_read");
     let r = kit.launch(&k, cfg, &[(&out).into(), DevArg::I32(1)]);
     expect_fault(r, "shared_read", &["shared_read", "ld.shared", "thread"]);
-    kit.launch(&k, cfg, &[(&out).into(), DevArg::I32(0)]).unwrap();
+    kit.launch(&k, cfg, &[(&out).into(), DevArg::I32(0)])
+        .unwrap();
     let v: Vec<f32> = out.download().unwrap();
     assert_eq!(v[255], 765.0);
 }

@@ -222,24 +222,28 @@ impl std::fmt::Debug for MapFn {
 }
 
 fn map_cuda_source(kname: &str, d: DType, expr: &str) -> String {
-    let (ty, compute, load, store) = match d {
-        DType::F32 => ("float", "float", "a[i]", "r"),
-        DType::F64 => ("double", "double", "a[i]", "r"),
+    // Only the half types need the fp16/bf16 headers (which NVRTC 12.9 does not ship:
+    // the CUDA backend finds them, see gpukit_cuda::nvrtc::include_dirs).
+    let (ty, compute, load, store, header) = match d {
+        DType::F32 => ("float", "float", "a[i]", "r", ""),
+        DType::F64 => ("double", "double", "a[i]", "r", ""),
         DType::F16 => (
             "__half",
             "float",
             "__half2float(a[i])",
             "__float2half_rn(r)",
+            "#include <cuda_fp16.h>\n",
         ),
         _ => (
             "__nv_bfloat16",
             "float",
             "__bfloat162float(a[i])",
             "__float2bfloat16_rn(r)",
+            "#include <cuda_bf16.h>\n",
         ),
     };
     format!(
-        "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n\
+        "{header}\
          extern \"C\" __global__ void {kname}({ty}* out, const {ty}* a, long long n) {{\n\
          long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n\
          if (i < n) {{ {compute} x = {load}; {compute} r = ({expr}); out[i] = {store}; }}\n}}\n"

@@ -235,13 +235,15 @@ pub fn cuda_status() -> Option<String> {
     }
 }
 
-/// Whether user kernels written in CUDA C can be compiled on this machine (NVRTC,
-/// `libnvrtc.so.12`, found on the library path): the CUDA backend and the PTX emulator
-/// need it for `KernelDef::cuda` sources (PTX and the built-in kernels need nothing).
+/// Whether user kernels written in CUDA C can be compiled on this machine: NVRTC
+/// (`libnvrtc.so.12`) is on the library path and the CUDA headers with `cuda_fp16.h`
+/// are found (see `gpukit_cuda::nvrtc::include_dirs`). The CUDA backend and the PTX
+/// emulator need it for `KernelDef::cuda` sources; PTX and the built-in kernels need
+/// nothing.
 pub fn cuda_compiler_available() -> bool {
     #[cfg(any(feature = "cuda", feature = "ptx-emu"))]
     {
-        gpukit_cuda::nvrtc::available()
+        gpukit_cuda::nvrtc::available() && !gpukit_cuda::nvrtc::include_dirs().is_empty()
     }
     #[cfg(not(any(feature = "cuda", feature = "ptx-emu")))]
     {
