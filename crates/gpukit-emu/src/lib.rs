@@ -277,7 +277,12 @@ impl EmuDevice {
     fn launch_builtin(&self, name: &str, args: &[KernelArg]) -> Result<()> {
         let p = plan::plan(name, args)?;
         let scratch = if p.scratch_bytes > 0 {
-            Some(self.raw_alloc(p.scratch_bytes)?)
+            let s = self.raw_alloc(p.scratch_bytes)?;
+            // On a GPU the scratch block is reused, never cleared: poison it, so a plan
+            // that reads scratch it did not write fails here too, not only on a GPU.
+            // SAFETY: `s` is a fresh allocation of `layout.size()` bytes, not yet shared.
+            unsafe { std::ptr::write_bytes(s.ptr.as_ptr(), 0xA5, s.layout.size()) };
+            Some(s)
         } else {
             None
         };
