@@ -128,6 +128,51 @@ __device__ __forceinline__ i64 gk_tid() {
 __device__ __forceinline__ i64 gk_nthreads() { return (i64)gridDim.x * (i64)blockDim.x; }
 
 // ---------------------------------------------------------------------------------
+// Data movement helpers (index.cu, movement.cu).
+// ---------------------------------------------------------------------------------
+
+typedef unsigned long long gk_u64;
+
+// The raw-bits type of each storage type: movement copies bits, so NaN payloads and
+// -0.0 survive on every dtype.
+template <class T> struct GkBits;
+template <> struct GkBits<float> { typedef unsigned int B; };
+template <> struct GkBits<double> { typedef unsigned long long B; };
+template <> struct GkBits<gk_f16> { typedef unsigned short B; };
+template <> struct GkBits<gk_bf16> { typedef unsigned short B; };
+template <> struct GkBits<i64> { typedef unsigned long long B; };
+template <> struct GkBits<int> { typedef unsigned int B; };
+
+// A linear index e = (a * nb + b) * nc + c as its digits, advanced by a fixed step
+// (whose digits are sa, sb, sc) with carries. Digits b < nb and c < nc on entry, so one
+// subtraction per digit suffices; a is unbounded (the caller stops at the end). Grid-
+// stride loops use it instead of a division per element.
+struct GkPos3 {
+    gk_u64 a, b, c;
+};
+__device__ __forceinline__ GkPos3 gk_split3(gk_u64 e, gk_u64 nb, gk_u64 nc) {
+    GkPos3 p;
+    p.c = e % nc;
+    const gk_u64 r = e / nc;
+    p.b = r % nb;
+    p.a = r / nb;
+    return p;
+}
+__device__ __forceinline__ void gk_advance3(GkPos3& p, const GkPos3& s, gk_u64 nb, gk_u64 nc) {
+    p.c += s.c;
+    if (p.c >= nc) {
+        p.c -= nc;
+        p.b += 1;
+    }
+    p.b += s.b;
+    if (p.b >= nb) {
+        p.b -= nb;
+        p.a += 1;
+    }
+    p.a += s.a;
+}
+
+// ---------------------------------------------------------------------------------
 // The reduction shape (rule 4), one warp at a time. Every function below must be
 // called by all 32 lanes of a warp together (converged), and returns the result in
 // every lane.

@@ -20,47 +20,10 @@
 
 #define IX_BLOCK 256
 
-typedef unsigned long long ix_u64;
-
-// The raw-bits type of each storage type.
-template <class T> struct IxBits;
-template <> struct IxBits<float> { typedef unsigned int B; };
-template <> struct IxBits<double> { typedef unsigned long long B; };
-template <> struct IxBits<gk_f16> { typedef unsigned short B; };
-template <> struct IxBits<gk_bf16> { typedef unsigned short B; };
-template <> struct IxBits<i64> { typedef unsigned long long B; };
-template <> struct IxBits<int> { typedef unsigned int B; };
 
 // resolve_index for an index already known to be in [-len, len).
 __device__ __forceinline__ i64 ix_resolve(i64 v, i64 len) { return v < 0 ? v + len : v; }
 
-// A linear index e = (a * nb + b) * nc + c as its digits, advanced by a fixed step
-// (whose digits are sa, sb, sc) with carries. Digits b < nb and c < nc on entry, so one
-// subtraction per digit suffices; a is unbounded (the caller stops at the end).
-struct IxPos3 {
-    ix_u64 a, b, c;
-};
-__device__ __forceinline__ IxPos3 ix_split3(ix_u64 e, ix_u64 nb, ix_u64 nc) {
-    IxPos3 p;
-    p.c = e % nc;
-    const ix_u64 r = e / nc;
-    p.b = r % nb;
-    p.a = r / nb;
-    return p;
-}
-__device__ __forceinline__ void ix_advance3(IxPos3& p, const IxPos3& s, ix_u64 nb, ix_u64 nc) {
-    p.c += s.c;
-    if (p.c >= nc) {
-        p.c -= nc;
-        p.b += 1;
-    }
-    p.b += s.b;
-    if (p.b >= nb) {
-        p.b -= nb;
-        p.a += 1;
-    }
-    p.a += s.a;
-}
 
 // ---------------------------------------------------------------------------------
 // gather: out [outer, nidx, inner], one thread per output element.
@@ -74,15 +37,15 @@ __device__ __forceinline__ void ix_gather(B* __restrict__ out, const B* __restri
     i64 e = gk_tid();
     if (e >= n) return;  // also n <= 0: nothing below divides by a zero extent
     const i64 step = gk_nthreads();
-    const ix_u64 nb = (ix_u64)nidx, nc = (ix_u64)inner;
-    IxPos3 p = ix_split3((ix_u64)e, nb, nc);  // (o, g, i)
-    const IxPos3 s = ix_split3((ix_u64)step, nb, nc);
+    const gk_u64 nb = (gk_u64)nidx, nc = (gk_u64)inner;
+    GkPos3 p = gk_split3((gk_u64)e, nb, nc);  // (o, g, i)
+    const GkPos3 s = gk_split3((gk_u64)step, nb, nc);
     for (;;) {
         const i64 r = ix_resolve(__ldg(idx + p.b), axis_len);
         out[e] = data[((i64)p.a * axis_len + r) * inner + (i64)p.c];
         e += step;
         if (e >= n) break;
-        ix_advance3(p, s, nb, nc);
+        gk_advance3(p, s, nb, nc);
     }
 }
 
@@ -100,9 +63,9 @@ __device__ __forceinline__ void ix_scatter_cols(B* __restrict__ y, const i64* __
     i64 col = gk_tid();
     if (col >= cols) return;
     const i64 step = gk_nthreads();
-    const ix_u64 nc = (ix_u64)inner;
-    IxPos3 p = ix_split3((ix_u64)col, 1, nc);  // (o, 0, i)
-    const IxPos3 s = ix_split3((ix_u64)step, 1, nc);
+    const gk_u64 nc = (gk_u64)inner;
+    GkPos3 p = gk_split3((gk_u64)col, 1, nc);  // (o, 0, i)
+    const GkPos3 s = gk_split3((gk_u64)step, 1, nc);
     for (;;) {
         B* yc = y + (i64)p.a * axis_len * inner + (i64)p.c;
         const B* uc = upd + (i64)p.a * nidx * inner + (i64)p.c;
@@ -112,7 +75,7 @@ __device__ __forceinline__ void ix_scatter_cols(B* __restrict__ y, const i64* __
         }
         col += step;
         if (col >= cols) break;
-        ix_advance3(p, s, 1, nc);
+        gk_advance3(p, s, 1, nc);
     }
 }
 
@@ -145,15 +108,15 @@ __device__ __forceinline__ void ix_scatter_win(B* __restrict__ y, const i64* __r
     i64 e = gk_tid();
     if (e >= n) return;
     const i64 step = gk_nthreads();
-    const ix_u64 nb = (ix_u64)nidx, nc = (ix_u64)inner;
-    IxPos3 p = ix_split3((ix_u64)e, nb, nc);  // (o, g, i)
-    const IxPos3 s = ix_split3((ix_u64)step, nb, nc);
+    const gk_u64 nb = (gk_u64)nidx, nc = (gk_u64)inner;
+    GkPos3 p = gk_split3((gk_u64)e, nb, nc);  // (o, g, i)
+    const GkPos3 s = gk_split3((gk_u64)step, nb, nc);
     for (;;) {
         const i64 r = ix_resolve(__ldg(idx + p.b), axis_len);
         if (__ldg(win + r) == (i64)p.b) y[((i64)p.a * axis_len + r) * inner + (i64)p.c] = upd[e];
         e += step;
         if (e >= n) break;
-        ix_advance3(p, s, nb, nc);
+        gk_advance3(p, s, nb, nc);
     }
 }
 
@@ -169,11 +132,11 @@ __device__ __forceinline__ void ix_scatter_win(B* __restrict__ y, const i64* __r
 
 // Minimum over the block; every thread of the block must call it. Returns the result
 // in thread 0.
-__device__ __forceinline__ ix_u64 ix_block_min(ix_u64 v) {
-    __shared__ ix_u64 part[IX_BLOCK / 32];
+__device__ __forceinline__ gk_u64 ix_block_min(gk_u64 v) {
+    __shared__ gk_u64 part[IX_BLOCK / 32];
 #pragma unroll
     for (int w = 16; w >= 1; w >>= 1) {
-        const ix_u64 o = __shfl_down_sync(GK_FULL_MASK, v, w);
+        const gk_u64 o = __shfl_down_sync(GK_FULL_MASK, v, w);
         v = o < v ? o : v;
     }
     const int warp = (int)(threadIdx.x >> 5), nwarps = (int)((blockDim.x + 31) >> 5);
@@ -187,11 +150,11 @@ __device__ __forceinline__ ix_u64 ix_block_min(ix_u64 v) {
 
 __device__ __forceinline__ void ix_check_index(const i64* __restrict__ idx, i64 n, i64 axis_len,
                                                i64* __restrict__ result) {
-    ix_u64 first = ~0ULL;
+    gk_u64 first = ~0ULL;
     for (i64 p = gk_tid(); p < n; p += gk_nthreads()) {
         const i64 v = __ldg(idx + p);
         if (v >= axis_len || v < -axis_len) {
-            first = (ix_u64)p;
+            first = (gk_u64)p;
             break;
         }
     }
@@ -201,9 +164,9 @@ __device__ __forceinline__ void ix_check_index(const i64* __restrict__ idx, i64 
 
 __device__ __forceinline__ void ix_check_index_fold(i64* __restrict__ result,
                                                     const i64* __restrict__ parts, i64 nparts) {
-    ix_u64 m = ~0ULL;
+    gk_u64 m = ~0ULL;
     for (i64 j = threadIdx.x; j < nparts; j += blockDim.x) {
-        const ix_u64 v = (ix_u64)parts[j];
+        const gk_u64 v = (gk_u64)parts[j];
         m = v < m ? v : m;
     }
     m = ix_block_min(m);
@@ -218,7 +181,7 @@ __device__ __forceinline__ void ix_check_index_fold(i64* __restrict__ result,
     extern "C" __global__ void __launch_bounds__(IX_BLOCK)                                     \
         op##_##sfx(T* out, const T* data, const i64* idx, i64 outer, i64 axis_len, i64 inner,  \
                    i64 nidx) {                                                                 \
-        typedef IxBits<T>::B B;                                                                \
+        typedef GkBits<T>::B B;                                                                \
         ix_gather<B>((B*)out, (const B*)data, idx, outer, axis_len, inner, nidx);              \
     }
 GK_FOR_gather(IX_GATHER)
@@ -227,7 +190,7 @@ GK_FOR_gather(IX_GATHER)
     extern "C" __global__ void __launch_bounds__(IX_BLOCK)                                     \
         op##_##sfx(T* y, const i64* idx, const T* upd, i64 outer, i64 axis_len, i64 inner,     \
                    i64 nidx) {                                                                 \
-        typedef IxBits<T>::B B;                                                                \
+        typedef GkBits<T>::B B;                                                                \
         ix_scatter_cols<B>((B*)y, idx, (const B*)upd, outer, axis_len, inner, nidx);           \
     }
 GK_FOR_scatter(IX_SCATTER)
@@ -237,7 +200,7 @@ GK_FOR_scatter(IX_SCATTER)
     extern "C" __global__ void __launch_bounds__(IX_BLOCK)                                     \
         op##_##sfx(T* y, const i64* idx, const T* upd, i64 outer, i64 axis_len, i64 inner,     \
                    i64 nidx, const i64* win) {                                                 \
-        typedef IxBits<T>::B B;                                                                \
+        typedef GkBits<T>::B B;                                                                \
         ix_scatter_win<B>((B*)y, idx, (const B*)upd, outer, axis_len, inner, nidx, win);       \
     }
 GK_FOR_scatter_win(IX_SCATTER_WIN)

@@ -24,44 +24,7 @@
 // Output columns one warp copies per eos_gather work item (8 per lane).
 #define MV_EOS_TILE 256
 
-typedef unsigned long long mv_u64;
 
-// The raw-bits type of each storage type.
-template <class T> struct MvBits;
-template <> struct MvBits<float> { typedef unsigned int B; };
-template <> struct MvBits<double> { typedef unsigned long long B; };
-template <> struct MvBits<gk_f16> { typedef unsigned short B; };
-template <> struct MvBits<gk_bf16> { typedef unsigned short B; };
-template <> struct MvBits<i64> { typedef unsigned long long B; };
-template <> struct MvBits<int> { typedef unsigned int B; };
-
-// A linear index e = (a * nb + b) * nc + c as its digits, advanced by a fixed step
-// (digits sa, sb, sc) with carries: b < nb and c < nc on entry, so one subtraction per
-// digit suffices; a is unbounded (the caller stops at the end).
-struct MvPos3 {
-    mv_u64 a, b, c;
-};
-__device__ __forceinline__ MvPos3 mv_split3(mv_u64 e, mv_u64 nb, mv_u64 nc) {
-    MvPos3 p;
-    p.c = e % nc;
-    const mv_u64 r = e / nc;
-    p.b = r % nb;
-    p.a = r / nb;
-    return p;
-}
-__device__ __forceinline__ void mv_advance3(MvPos3& p, const MvPos3& s, mv_u64 nb, mv_u64 nc) {
-    p.c += s.c;
-    if (p.c >= nc) {
-        p.c -= nc;
-        p.b += 1;
-    }
-    p.b += s.b;
-    if (p.b >= nb) {
-        p.b -= nb;
-        p.a += 1;
-    }
-    p.a += s.a;
-}
 
 // ---------------------------------------------------------------------------------
 // copy_axis: over the source elements e = o * run + r (run = src_axis * inner), the
@@ -78,13 +41,13 @@ __device__ __forceinline__ void mv_copy_axis(B* __restrict__ dst, const B* __res
     if (e >= n) return;
     const i64 step = gk_nthreads();
     const i64 drow = dst_axis * inner, doff = offset * inner;
-    MvPos3 p = mv_split3((mv_u64)e, 1, (mv_u64)run);  // (o, 0, r)
-    const MvPos3 s = mv_split3((mv_u64)step, 1, (mv_u64)run);
+    GkPos3 p = gk_split3((gk_u64)e, 1, (gk_u64)run);  // (o, 0, r)
+    const GkPos3 s = gk_split3((gk_u64)step, 1, (gk_u64)run);
     for (;;) {
         dst[(i64)p.a * drow + doff + (i64)p.c] = src[e];
         e += step;
         if (e >= n) break;
-        mv_advance3(p, s, 1, (mv_u64)run);
+        gk_advance3(p, s, 1, (gk_u64)run);
     }
 }
 
@@ -105,13 +68,13 @@ __device__ __forceinline__ void mv_strided_copy(B* __restrict__ out, const B* __
                                                 const i64* __restrict__ dims,
                                                 const i64* __restrict__ strides, i64 ndim,
                                                 i64 offset, i64 n_out) {
-    __shared__ mv_u64 sdim[MV_RANK], sstr[MV_RANK], swrap[MV_RANK], sdig[MV_RANK];
+    __shared__ gk_u64 sdim[MV_RANK], sstr[MV_RANK], swrap[MV_RANK], sdig[MV_RANK];
     __shared__ int slo;
     if (n_out <= 0) return;  // uniform: before the barrier
     if (threadIdx.x == 0) {
         int k = 0;
         for (i64 d = 0; d < ndim; ++d) {
-            const mv_u64 dd = (mv_u64)dims[d], ss = (mv_u64)strides[d];
+            const gk_u64 dd = (gk_u64)dims[d], ss = (gk_u64)strides[d];
             if (dd == 1) continue;
             if (k > 0 && ss * dd == sstr[k - 1]) {
                 sdim[k - 1] *= dd;
@@ -139,7 +102,7 @@ __device__ __forceinline__ void mv_strided_copy(B* __restrict__ out, const B* __
         }
         // Digits of the lane step 32; the top digit keeps the rest (only used while
         // the new element is inside the tensor, where no digit overflows).
-        mv_u64 r = 32;
+        gk_u64 r = 32;
         for (int p = MV_RANK - 1; p >= 0; --p) {
             swrap[p] = sdim[p] * sstr[p];
             if (p > lo) {
@@ -153,23 +116,23 @@ __device__ __forceinline__ void mv_strided_copy(B* __restrict__ out, const B* __
     }
     __syncthreads();
     const int lo = slo;
-    const mv_u64 n = (mv_u64)n_out;
-    const mv_u64 warp = (mv_u64)gk_tid() >> 5, nwarps = (mv_u64)gk_nthreads() >> 5;
-    const mv_u64 per = ((n + 31) / 32 + nwarps - 1) / nwarps * 32;
-    const mv_u64 begin = warp * per;
+    const gk_u64 n = (gk_u64)n_out;
+    const gk_u64 warp = (gk_u64)gk_tid() >> 5, nwarps = (gk_u64)gk_nthreads() >> 5;
+    const gk_u64 per = ((n + 31) / 32 + nwarps - 1) / nwarps * 32;
+    const gk_u64 begin = warp * per;
     if (begin >= n) return;
-    const mv_u64 end = begin + per < n ? begin + per : n;
-    mv_u64 e = begin + (mv_u64)gk_lane();
+    const gk_u64 end = begin + per < n ? begin + per : n;
+    gk_u64 e = begin + (gk_u64)gk_lane();
     if (e >= end) return;
-    mv_u64 c[MV_RANK];
-    mv_u64 src = (mv_u64)offset;
+    gk_u64 c[MV_RANK];
+    gk_u64 src = (gk_u64)offset;
     {
-        mv_u64 rest = e;
+        gk_u64 rest = e;
 #pragma unroll
         for (int p = MV_RANK - 1; p >= 0; --p) {
             c[p] = 0;
             if (p >= lo) {
-                const mv_u64 dm = sdim[p];
+                const gk_u64 dm = sdim[p];
                 c[p] = rest % dm;
                 rest /= dm;
                 src += c[p] * sstr[p];
@@ -178,24 +141,24 @@ __device__ __forceinline__ void mv_strided_copy(B* __restrict__ out, const B* __
     }
     // The tables are read through volatile views inside the loop: hoisting all 32 of
     // them into registers would cost more registers than the copy is worth.
-    const volatile mv_u64* vdim = sdim;
-    const volatile mv_u64* vstr = sstr;
-    const volatile mv_u64* vwrap = swrap;
-    const volatile mv_u64* vdig = sdig;
+    const volatile gk_u64* vdim = sdim;
+    const volatile gk_u64* vstr = sstr;
+    const volatile gk_u64* vwrap = swrap;
+    const volatile gk_u64* vdig = sdig;
     for (;;) {
         out[e] = x[src];
         e += 32;
         if (e >= end) break;
-        mv_u64 carry = 0;
+        gk_u64 carry = 0;
 #pragma unroll
         for (int p = MV_RANK - 1; p >= 0; --p) {
             if (p >= lo) {
-                const mv_u64 inc = vdig[p] + carry;
+                const gk_u64 inc = vdig[p] + carry;
                 if (inc != 0) {
-                    mv_u64 v = c[p] + inc;
+                    gk_u64 v = c[p] + inc;
                     src += inc * vstr[p];
                     carry = 0;
-                    const mv_u64 dm = vdim[p];
+                    const gk_u64 dm = vdim[p];
                     if (v >= dm) {
                         v -= dm;
                         src -= vwrap[p];
@@ -220,16 +183,16 @@ __device__ __forceinline__ void mv_resize_nearest(B* __restrict__ out, const B* 
     i64 e = gk_tid();
     if (e >= n) return;
     const i64 step = gk_nthreads();
-    const mv_u64 nb = (mv_u64)out_h, nc = (mv_u64)out_w;
-    MvPos3 p = mv_split3((mv_u64)e, nb, nc);  // (plane, oy, ox)
-    const MvPos3 s = mv_split3((mv_u64)step, nb, nc);
+    const gk_u64 nb = (gk_u64)out_h, nc = (gk_u64)out_w;
+    GkPos3 p = gk_split3((gk_u64)e, nb, nc);  // (plane, oy, ox)
+    const GkPos3 s = gk_split3((gk_u64)step, nb, nc);
     for (;;) {
-        const mv_u64 sy = p.b * (mv_u64)in_h / (mv_u64)out_h;
-        const mv_u64 sx = p.c * (mv_u64)in_w / (mv_u64)out_w;
+        const gk_u64 sy = p.b * (gk_u64)in_h / (gk_u64)out_h;
+        const gk_u64 sx = p.c * (gk_u64)in_w / (gk_u64)out_w;
         out[e] = x[((i64)p.a * in_h + (i64)sy) * in_w + (i64)sx];
         e += step;
         if (e >= n) break;
-        mv_advance3(p, s, nb, nc);
+        gk_advance3(p, s, nb, nc);
     }
 }
 
@@ -272,7 +235,7 @@ __device__ __forceinline__ MvTap<R> mv_tap(i64 dst, i64 inp, i64 out, bool align
         if (num < 0) num = 0;  // max(.., 0)
         den = 2 * out;
     }
-    const i64 q = (i64)((mv_u64)num / (mv_u64)den);  // both >= 0: truncation = floor
+    const i64 q = (i64)((gk_u64)num / (gk_u64)den);  // both >= 0: truncation = floor
     MvTap<R> t;
     if (q >= inp - 1) {  // clamped to the last index
         t.i0 = inp - 1;
@@ -310,9 +273,9 @@ __device__ __forceinline__ void mv_resize_bilinear(T* __restrict__ out, const T*
     if (e >= n) return;
     const bool align = align_corners != 0;
     const i64 step = gk_nthreads();
-    const mv_u64 nb = (mv_u64)out_h, nc = (mv_u64)out_w;
-    MvPos3 p = mv_split3((mv_u64)e, nb, nc);  // (plane, oy, ox)
-    const MvPos3 s = mv_split3((mv_u64)step, nb, nc);
+    const gk_u64 nb = (gk_u64)out_h, nc = (gk_u64)out_w;
+    GkPos3 p = gk_split3((gk_u64)e, nb, nc);  // (plane, oy, ox)
+    const GkPos3 s = gk_split3((gk_u64)step, nb, nc);
     for (;;) {
         const MvTap<R> ty = mv_tap<R>((i64)p.b, in_h, out_h, align);
         const MvTap<R> tx = mv_tap<R>((i64)p.c, in_w, out_w, align);
@@ -332,7 +295,7 @@ __device__ __forceinline__ void mv_resize_bilinear(T* __restrict__ out, const T*
         out[e] = gk_store<T>(v);
         e += step;
         if (e >= n) break;
-        mv_advance3(p, s, nb, nc);
+        gk_advance3(p, s, nb, nc);
     }
 }
 
@@ -353,7 +316,7 @@ __device__ __forceinline__ void mv_eos_gather(B* __restrict__ out, const B* __re
     const i64 nwarps = gk_nthreads() >> 5;
     const int lane = gk_lane();
     for (i64 item = gk_tid() >> 5; item < items; item += nwarps) {
-        const i64 b = (i64)((mv_u64)item / (mv_u64)ntiles);
+        const i64 b = (i64)((gk_u64)item / (gk_u64)ntiles);
         const i64 tile = item - b * ntiles;
         const i64* row = ids + b * seq;
         i64 bv = (i64)(1ULL << 63), bs = (i64)(~0ULL >> 1);  // i64::MIN, i64::MAX
@@ -392,7 +355,7 @@ __device__ __forceinline__ void mv_eos_gather(B* __restrict__ out, const B* __re
     extern "C" __global__ void __launch_bounds__(MV_BLOCK)                                     \
         op##_##sfx(T* dst, const T* src, i64 outer, i64 src_axis, i64 inner, i64 dst_axis,     \
                    i64 offset) {                                                               \
-        typedef MvBits<T>::B B;                                                                \
+        typedef GkBits<T>::B B;                                                                \
         mv_copy_axis<B>((B*)dst, (const B*)src, outer, src_axis, inner, dst_axis, offset);     \
     }
 GK_FOR_copy_axis(MV_COPY_AXIS)
@@ -401,7 +364,7 @@ GK_FOR_copy_axis(MV_COPY_AXIS)
     extern "C" __global__ void __launch_bounds__(MV_BLOCK, MV_STRIDED_MIN_BLOCKS)              \
         op##_##sfx(T* out, const T* x, const i64* dims, const i64* strides, i64 ndim,          \
                    i64 offset, i64 n_out) {                                                    \
-        typedef MvBits<T>::B B;                                                                \
+        typedef GkBits<T>::B B;                                                                \
         mv_strided_copy<B>((B*)out, (const B*)x, dims, strides, ndim, offset, n_out);          \
     }
 GK_FOR_strided_copy(MV_STRIDED_COPY)
@@ -417,7 +380,7 @@ GK_FOR_resize_bilinear(MV_RESIZE_BILINEAR)
 #define MV_RESIZE_NEAREST(op, sfx, T)                                                          \
     extern "C" __global__ void __launch_bounds__(MV_BLOCK)                                     \
         op##_##sfx(T* out, const T* x, i64 planes, i64 in_h, i64 in_w, i64 out_h, i64 out_w) { \
-        typedef MvBits<T>::B B;                                                                \
+        typedef GkBits<T>::B B;                                                                \
         mv_resize_nearest<B>((B*)out, (const B*)x, planes, in_h, in_w, out_h, out_w);          \
     }
 GK_FOR_resize_nearest(MV_RESIZE_NEAREST)
@@ -425,7 +388,7 @@ GK_FOR_resize_nearest(MV_RESIZE_NEAREST)
 #define MV_EOS_GATHER(op, sfx, T)                                                              \
     extern "C" __global__ void __launch_bounds__(MV_BLOCK)                                     \
         op##_##sfx(T* out, const T* x, const i64* ids, i64 batch, i64 seq, i64 d) {            \
-        typedef MvBits<T>::B B;                                                                \
+        typedef GkBits<T>::B B;                                                                \
         mv_eos_gather<B>((B*)out, (const B*)x, ids, batch, seq, d);                            \
     }
 GK_FOR_eos_gather(MV_EOS_GATHER)

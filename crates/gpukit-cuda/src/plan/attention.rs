@@ -128,14 +128,10 @@ fn scores(c: &Call<'_>) -> Result<Plan> {
 mod tests {
     use super::super::{PlanArg, plan};
     use super::*;
-    use gpukit_core::{DevicePtr, Error, KernelArg};
+    use gpukit_core::{Error, KernelArg};
 
     fn buf(p: u64) -> KernelArg {
-        KernelArg::Buffer {
-            ptr: DevicePtr(p),
-            bytes: 1 << 20,
-            dtype: Some(DType::F32),
-        }
+        crate::plan::testing::buf(p, DType::F32)
     }
 
     /// Fused args: (has_mask, batch, heads, n, nkv, hd, hpb, interleaved).

@@ -154,14 +154,10 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
 mod tests {
     use super::super::{PlanArg, Step, plan};
     use super::*;
-    use gpukit_core::{DevicePtr, Dim3, KernelArg};
+    use gpukit_core::{Dim3, KernelArg};
 
     fn buf(p: u64) -> KernelArg {
-        KernelArg::Buffer {
-            ptr: DevicePtr(p),
-            bytes: 1 << 20,
-            dtype: Some(DType::F32),
-        }
+        crate::plan::testing::buf(p, DType::F32)
     }
 
     /// conv args: n, c_in, h, w, c_out, kh, kw, oh, ow, pads (t, l), strides, dils,

@@ -20,16 +20,9 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::buf;
     use super::super::{BLOCK_1D, MAX_GRID_1D, PlanArg, plan};
-    use gpukit_core::{DType, DevicePtr, KernelArg};
-
-    fn buf(p: u64, dtype: DType) -> KernelArg {
-        KernelArg::Buffer {
-            ptr: DevicePtr(p),
-            bytes: 1 << 20,
-            dtype: Some(dtype),
-        }
-    }
+    use gpukit_core::{DType, KernelArg};
 
     fn unary_args(n: i64, dtype: DType) -> Vec<KernelArg> {
         vec![buf(1 << 24, dtype), buf(2 << 24, dtype), KernelArg::I64(n)]

@@ -181,14 +181,10 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
 mod tests {
     use super::super::plan;
     use super::*;
-    use gpukit_core::{DevicePtr, Error, KernelArg};
+    use gpukit_core::{Error, KernelArg};
 
     fn buf(p: u64, dtype: DType) -> KernelArg {
-        KernelArg::Buffer {
-            ptr: DevicePtr(p << 24),
-            bytes: 1 << 20,
-            dtype: Some(dtype),
-        }
+        crate::plan::testing::buf(p << 24, dtype)
     }
 
     fn i(v: i64) -> KernelArg {

@@ -104,14 +104,10 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
 mod tests {
     use super::super::plan;
     use super::*;
-    use gpukit_core::{DevicePtr, KernelArg};
+    use gpukit_core::KernelArg;
 
     fn buf(p: u64) -> KernelArg {
-        KernelArg::Buffer {
-            ptr: DevicePtr(p),
-            bytes: 1 << 20,
-            dtype: Some(DType::F32),
-        }
+        crate::plan::testing::buf(p, DType::F32)
     }
 
     fn bmm_args(batch: i64, m: i64, k: i64, n: i64) -> Vec<KernelArg> {

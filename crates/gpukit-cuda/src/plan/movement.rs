@@ -145,14 +145,10 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
 mod tests {
     use super::super::{PlanArg, plan};
     use super::*;
-    use gpukit_core::{DType, DevicePtr, Error, KernelArg};
+    use gpukit_core::{DType, Error, KernelArg};
 
     fn buf(p: u64, dtype: DType) -> KernelArg {
-        KernelArg::Buffer {
-            ptr: DevicePtr(p << 24),
-            bytes: 1 << 20,
-            dtype: Some(dtype),
-        }
+        crate::plan::testing::buf(p << 24, dtype)
     }
 
     fn with(bufs: &[KernelArg], scalars: &[i64]) -> Vec<KernelArg> {

@@ -64,14 +64,10 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
 mod tests {
     use super::super::{PlanArg, plan};
     use super::*;
-    use gpukit_core::{DType, DevicePtr, Error, KernelArg};
+    use gpukit_core::{DType, Error, KernelArg};
 
     fn buf(p: u64) -> KernelArg {
-        KernelArg::Buffer {
-            ptr: DevicePtr(p),
-            bytes: 1 << 20,
-            dtype: Some(DType::F32),
-        }
+        crate::plan::testing::buf(p, DType::F32)
     }
 
     fn bn_args(n: i64, c: i64, s: i64) -> Vec<KernelArg> {

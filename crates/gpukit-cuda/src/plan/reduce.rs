@@ -271,18 +271,14 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
 mod tests {
     use super::super::{PlanArg, plan};
     use super::*;
-    use gpukit_core::{DevicePtr, Error};
+    use gpukit_core::Error;
 
     const OUT: u64 = 1 << 24;
     const A: u64 = 2 << 24;
     const B: u64 = 3 << 24;
 
     fn buf(p: u64) -> KernelArg {
-        KernelArg::Buffer {
-            ptr: DevicePtr(p),
-            bytes: 1 << 20,
-            dtype: Some(DType::F32),
-        }
+        crate::plan::testing::buf(p, DType::F32)
     }
 
     fn arg(a: KernelArg) -> PlanArg {
