@@ -208,21 +208,6 @@ pub fn plan(name: &str, args: &[KernelArg]) -> Result<Plan> {
     }
 }
 
-/// Helpers of the family planners' unit tests.
-#[cfg(test)]
-pub(crate) mod testing {
-    use gpukit_core::{DType, DevicePtr, KernelArg};
-
-    /// A 1 MiB buffer argument of `dtype` at address `p`.
-    pub(crate) fn buf(p: u64, dtype: DType) -> KernelArg {
-        KernelArg::Buffer {
-            ptr: DevicePtr(p),
-            bytes: 1 << 20,
-            dtype: Some(dtype),
-        }
-    }
-}
-
 /// Splits `{op}_{dtype}` at the last underscore and checks the pair is in the ABI.
 fn split_name(name: &str) -> Result<(&str, DType)> {
     let not_found = || Error::KernelNotFound {
@@ -240,4 +225,19 @@ fn split_name(name: &str) -> Result<(&str, DType)> {
         return Err(not_found());
     }
     Ok((op, dtype))
+}
+
+/// Helpers of the family planners' unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use gpukit_core::{DType, DevicePtr, KernelArg};
+
+    /// A 1 MiB buffer argument of `dtype` at address `p`.
+    pub(crate) fn buf(p: u64, dtype: DType) -> KernelArg {
+        KernelArg::Buffer {
+            ptr: DevicePtr(p),
+            bytes: 1 << 20,
+            dtype: Some(dtype),
+        }
+    }
 }
