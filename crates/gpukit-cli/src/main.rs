@@ -214,7 +214,6 @@ fn selftest(o: &Opts, kit: &Kit) -> ExitCode {
     }
 }
 
-/// Median seconds of `reps` timed calls (after one warm-up).
 /// The median wall time of `reps` calls of `f` (after one warm-up call), each followed
 /// by a wait for the device, so the time is the work's, not the queueing's.
 fn time_it(
