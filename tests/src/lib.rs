@@ -9,6 +9,7 @@ use gpukit::half::{bf16, f16};
 use gpukit::numeric::same_bits;
 use gpukit::{Element, Kit};
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 use std::io::Write;
 use std::sync::OnceLock;
 
@@ -75,6 +76,64 @@ fn suite() -> &'static Suite {
         }
         (kits, skipped)
     })
+}
+
+/// The proptest configuration of every equivalence test: [`cases`] cases, no
+/// regression files.
+pub fn cfg() -> ProptestConfig {
+    ProptestConfig {
+        cases: cases(),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// Runs `f` on every backend of [`backends`] and compares its output with `want`
+/// (the contract's equality, [`check_same_bits`]); the error names the backend.
+pub fn on_backends<T: Element>(
+    what: &str,
+    want: &[T],
+    f: impl Fn(&Kit) -> gpukit::Result<Vec<T>>,
+) -> Result<(), TestCaseError> {
+    on_kits(backends(), what, want, f)
+}
+
+/// [`on_backends`] over the given kits.
+pub fn on_kits<T: Element>(
+    kits: Vec<(&'static str, Kit)>,
+    what: &str,
+    want: &[T],
+    f: impl Fn(&Kit) -> gpukit::Result<Vec<T>>,
+) -> Result<(), TestCaseError> {
+    for (name, kit) in kits {
+        let got = f(&kit).map_err(|e| TestCaseError::fail(format!("{name}: {what}: {e}")))?;
+        check_same_bits(&format!("{name}: {what}"), &got, want).map_err(TestCaseError::fail)?;
+    }
+    Ok(())
+}
+
+/// [`on_backends`] for an op with several outputs: `f` returns them in order and each
+/// is compared with the same position of `want`.
+pub fn on_backends_multi<T: Element>(
+    what: &str,
+    want: &[Vec<T>],
+    f: impl Fn(&Kit) -> gpukit::Result<Vec<Vec<T>>>,
+) -> Result<(), TestCaseError> {
+    for (name, kit) in backends() {
+        let got = f(&kit).map_err(|e| TestCaseError::fail(format!("{name}: {what}: {e}")))?;
+        if got.len() != want.len() {
+            return Err(TestCaseError::fail(format!(
+                "{name}: {what}: {} outputs, expected {}",
+                got.len(),
+                want.len()
+            )));
+        }
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            check_same_bits(&format!("{name}: {what} (output {i})"), g, w)
+                .map_err(TestCaseError::fail)?;
+        }
+    }
+    Ok(())
 }
 
 /// Proptest cases per op × dtype: 256, or `$GPUKIT_CASES` for long runs.

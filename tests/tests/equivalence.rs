@@ -7,42 +7,12 @@
 
 use gpukit::half::{bf16, f16};
 use gpukit::numeric::{Arith, BinaryOp, FloatElement, UnaryOp};
-use gpukit::{DType, Element, Kit, Result, ops};
+use gpukit::{DType, Element, ops};
 use gpukit_reference as reference;
-use gpukit_tests::{TestElem, backends, cases, check_same_bits, dim, len_with_edges, values};
+use gpukit_tests::{TestElem, backends, check_same_bits, dim, len_with_edges, values};
+use gpukit_tests::{cfg, on_backends, on_kits};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-
-fn cfg() -> ProptestConfig {
-    ProptestConfig {
-        cases: cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
-/// Runs `f` on every backend and compares its output with `want`.
-fn on_backends<T: Element>(
-    what: &str,
-    want: &[T],
-    f: impl Fn(&Kit) -> Result<Vec<T>>,
-) -> std::result::Result<(), TestCaseError> {
-    on_kits(backends(), what, want, f)
-}
-
-/// [`on_backends`] over the given kits.
-fn on_kits<T: Element>(
-    kits: Vec<(&'static str, Kit)>,
-    what: &str,
-    want: &[T],
-    f: impl Fn(&Kit) -> Result<Vec<T>>,
-) -> std::result::Result<(), TestCaseError> {
-    for (name, kit) in kits {
-        let got = f(&kit).map_err(|e| TestCaseError::fail(format!("{name}: {what}: {e}")))?;
-        check_same_bits(&format!("{name}: {what}"), &got, want).map_err(TestCaseError::fail)?;
-    }
-    Ok(())
-}
 
 fn pair<T: TestElem>(max: usize) -> impl Strategy<Value = (Vec<T>, Vec<T>)> {
     len_with_edges(max).prop_flat_map(|n| (values::<T>(n), values::<T>(n)))

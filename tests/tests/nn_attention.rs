@@ -15,34 +15,11 @@ use gpukit::ops::{self, AttentionShape};
 use gpukit::{Buf, DType, Element, Error, Kit, Result};
 use gpukit_reference as reference;
 use gpukit_tests::{TestElem, backends, cases, check_same_bits};
+use gpukit_tests::{cfg, on_backends_multi as on_backends};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-fn cfg() -> ProptestConfig {
-    ProptestConfig {
-        cases: cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
 type TestResult = std::result::Result<(), TestCaseError>;
-
-/// Runs `f` on every backend and compares each of its outputs with `want`.
-fn on_backends<T: Element>(
-    what: &str,
-    want: &[Vec<T>],
-    f: impl Fn(&Kit) -> Result<Vec<Vec<T>>>,
-) -> TestResult {
-    for (name, kit) in backends() {
-        let got = f(&kit).map_err(|e| TestCaseError::fail(format!("{name}: {what}: {e}")))?;
-        for (i, (g, w)) in got.iter().zip(want).enumerate() {
-            check_same_bits(&format!("{name}: {what} (output {i})"), g, w)
-                .map_err(TestCaseError::fail)?;
-        }
-    }
-    Ok(())
-}
 
 /// A value: mostly in [-2, 2] (so softmax weights spread over many keys), sometimes a
 /// larger magnitude, and (when `specials`) sometimes NaN, ±inf, -0.0, a subnormal.

@@ -14,30 +14,10 @@ use gpukit::numeric::FloatElement;
 use gpukit::ops::{Conv2dParams, ConvTranspose2dParams, GemmParams, MaxPool2dParams};
 use gpukit::{Buf, DType, Element, Error, Kit, Result, ops};
 use gpukit_reference as reference;
-use gpukit_tests::{TestElem, backends, cases, check_same_bits, dim, values};
+use gpukit_tests::{TestElem, dim, values};
+use gpukit_tests::{cfg, on_backends};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-
-fn cfg() -> ProptestConfig {
-    ProptestConfig {
-        cases: cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
-/// Runs `f` on every backend and compares its output with `want`.
-fn on_backends<T: Element>(
-    what: &str,
-    want: &[T],
-    f: impl Fn(&Kit) -> Result<Vec<T>>,
-) -> std::result::Result<(), TestCaseError> {
-    for (name, kit) in backends() {
-        let got = f(&kit).map_err(|e| TestCaseError::fail(format!("{name}: {what}: {e}")))?;
-        check_same_bits(&format!("{name}: {what}"), &got, want).map_err(TestCaseError::fail)?;
-    }
-    Ok(())
-}
 
 fn upload_opt<T: Element>(kit: &Kit, v: &Option<Vec<T>>) -> Result<Option<Buf>> {
     v.as_ref().map(|v| kit.upload(v)).transpose()

@@ -9,32 +9,12 @@ use gpukit::ops::{AxisSlice, AxisSlot, Resize2d};
 use gpukit::prelude::*;
 use gpukit::{Buf, Element, Result, ops};
 use gpukit_reference as reference;
-use gpukit_tests::{TestElem, backends, cases, check_same_bits, values};
+use gpukit_tests::{TestElem, values};
+use gpukit_tests::{cfg, on_backends};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
 type TestResult = std::result::Result<(), TestCaseError>;
-
-fn cfg() -> ProptestConfig {
-    ProptestConfig {
-        cases: cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
-/// Runs `f` on every backend and compares its output with `want`.
-fn on_backends<T: Element>(
-    what: &str,
-    want: &[T],
-    f: impl Fn(&Kit) -> Result<Vec<T>>,
-) -> TestResult {
-    for (name, kit) in backends() {
-        let got = f(&kit).map_err(|e| TestCaseError::fail(format!("{name}: {what}: {e}")))?;
-        check_same_bits(&format!("{name}: {what}"), &got, want).map_err(TestCaseError::fail)?;
-    }
-    Ok(())
-}
 
 /// A small extent: 0, 1, odd sizes, sometimes a little past a tile edge.
 fn ext(max: usize) -> impl Strategy<Value = usize> {

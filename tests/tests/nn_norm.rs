@@ -12,32 +12,12 @@ use gpukit::numeric::FloatElement;
 use gpukit::prelude::*;
 use gpukit::{Buf, ops};
 use gpukit_reference as reference;
-use gpukit_tests::{TestElem, backends, cases, check_same_bits, len_with_edges, value, values};
+use gpukit_tests::{TestElem, check_same_bits, len_with_edges, value, values};
+use gpukit_tests::{cfg, on_backends};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
 type TestResult = std::result::Result<(), TestCaseError>;
-
-fn cfg() -> ProptestConfig {
-    ProptestConfig {
-        cases: cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
-/// Runs `f` on every backend and compares its output with `want`.
-fn on_backends<T: Element>(
-    what: &str,
-    want: &[T],
-    f: impl Fn(&Kit) -> gpukit::Result<Vec<T>>,
-) -> TestResult {
-    for (name, kit) in backends() {
-        let got = f(&kit).map_err(|e| TestCaseError::fail(format!("{name}: {what}: {e}")))?;
-        check_same_bits(&format!("{name}: {what}"), &got, want).map_err(TestCaseError::fail)?;
-    }
-    Ok(())
-}
 
 /// `[rows, n]`: mostly small rows (odd sizes, 1, just past 32 lanes), sometimes one or
 /// two rows just past a chunk.
