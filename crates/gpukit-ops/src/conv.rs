@@ -165,6 +165,31 @@ pub fn conv2d_out_shape(p: &Conv2dParams) -> Result<[usize; 4]> {
     Ok(shape)
 }
 
+/// The scalar arguments both convolution kernels take after their buffers, from a
+/// parameter struct with the shared geometry fields and the output extent.
+macro_rules! conv_geometry {
+    ($p:expr, $oh:expr, $ow:expr) => {
+        [
+            ("n", $p.n),
+            ("c_in", $p.c_in),
+            ("h", $p.h),
+            ("w", $p.w),
+            ("c_out", $p.c_out),
+            ("kh", $p.kh),
+            ("kw", $p.kw),
+            ("oh", $oh),
+            ("ow", $ow),
+            ("pad_t", $p.pads[0]),
+            ("pad_l", $p.pads[1]),
+            ("stride_h", $p.strides[0]),
+            ("stride_w", $p.strides[1]),
+            ("dil_h", $p.dilations[0]),
+            ("dil_w", $p.dilations[1]),
+            ("groups", $p.groups),
+        ]
+    };
+}
+
 /// Scalars of the conv kernels after `y, x, w, bias`.
 fn conv_scalars(op: &str, v: &[(&str, usize)], has_bias: i64) -> Result<Vec<DevArg<'static>>> {
     let mut out = Vec::with_capacity(v.len() + 1);
@@ -196,57 +221,17 @@ pub fn conv2d(
     bias: Option<&Buf>,
     p: &Conv2dParams,
 ) -> Result<()> {
-    let op = "conv2d";
-    let ops = [(y, "y"), (x, "x"), (w, "w")];
-    check::on_kit(kit, op, &ops)?;
-    let d = check::same_dtype(op, &ops)?;
-    check::float(op, d)?;
-    let [_, _, oh, ow] = conv2d_out_shape(p)?;
-    let cg = p.c_in / p.groups;
-    check::len(
-        op,
-        "x",
-        x,
-        check::product(op, "x", &[p.n, p.c_in, p.h, p.w])?,
-    )?;
-    check::len(
-        op,
-        "w",
-        w,
-        check::product(op, "w", &[p.c_out, cg, p.kh, p.kw])?,
-    )?;
-    let y_len = check::product(op, "y", &[p.n, p.c_out, oh, ow])?;
-    check::len(op, "y", y, y_len)?;
-    let (bb, has_bias) = optional(kit, op, "bias", bias, d, p.c_out)?;
-    check::no_overlap(op, y, &[(x, "x"), (w, "w"), (&bb, "bias")], false)?;
-    if y_len == 0 {
-        return Ok(());
-    }
-    let scalars = conv_scalars(
-        op,
-        &[
-            ("n", p.n),
-            ("c_in", p.c_in),
-            ("h", p.h),
-            ("w", p.w),
-            ("c_out", p.c_out),
-            ("kh", p.kh),
-            ("kw", p.kw),
-            ("oh", oh),
-            ("ow", ow),
-            ("pad_t", p.pads[0]),
-            ("pad_l", p.pads[1]),
-            ("stride_h", p.strides[0]),
-            ("stride_w", p.strides[1]),
-            ("dil_h", p.dilations[0]),
-            ("dil_w", p.dilations[1]),
-            ("groups", p.groups),
-        ],
-        has_bias,
-    )?;
-    let mut args: Vec<DevArg<'_>> = vec![y.into(), x.into(), w.into(), (&bb).into()];
-    args.extend(scalars);
-    kit.launch_builtin(&check::name(op, d), check::launch_1d(y_len)?, &args)
+    conv_launch(
+        kit,
+        "conv2d",
+        [y, x, w],
+        bias,
+        || {
+            let [n, c_out, oh, ow] = conv2d_out_shape(p)?;
+            Ok(([n, c_out, oh, ow], [p.c_out, p.c_in / p.groups, p.kh, p.kw]))
+        },
+        |oh, ow| conv_geometry!(p, oh, ow),
+    )
 }
 
 /// The output shape `[n, c_out, oh, ow]` of [`conv_transpose2d`]:
@@ -302,54 +287,48 @@ pub fn conv_transpose2d(
     bias: Option<&Buf>,
     p: &ConvTranspose2dParams,
 ) -> Result<()> {
-    let op = "conv_transpose2d";
+    conv_launch(
+        kit,
+        "conv_transpose2d",
+        [y, x, w],
+        bias,
+        || {
+            let [n, c_out, oh, ow] = conv_transpose2d_out_shape(p)?;
+            Ok(([n, c_out, oh, ow], [p.c_in, p.c_out / p.groups, p.kh, p.kw]))
+        },
+        |oh, ow| conv_geometry!(p, oh, ow),
+    )
+}
+
+/// The shared body of [`conv2d`] and [`conv_transpose2d`]: operand checks, then
+/// `shapes` (the output shape, which validates the parameters, and the weight shape),
+/// the length checks of x `[n, c_in, h, w]`, w and y, the optional bias, the overlap
+/// check, and the launch with `geometry(oh, ow)` as the scalars.
+fn conv_launch(
+    kit: &Kit,
+    op: &str,
+    [y, x, w]: [&Buf; 3],
+    bias: Option<&Buf>,
+    shapes: impl FnOnce() -> Result<([usize; 4], [usize; 4])>,
+    geometry: impl FnOnce(usize, usize) -> [(&'static str, usize); 16],
+) -> Result<()> {
     let ops = [(y, "y"), (x, "x"), (w, "w")];
     check::on_kit(kit, op, &ops)?;
     let d = check::same_dtype(op, &ops)?;
     check::float(op, d)?;
-    let [_, _, oh, ow] = conv_transpose2d_out_shape(p)?;
-    let og = p.c_out / p.groups;
-    check::len(
-        op,
-        "x",
-        x,
-        check::product(op, "x", &[p.n, p.c_in, p.h, p.w])?,
-    )?;
-    check::len(
-        op,
-        "w",
-        w,
-        check::product(op, "w", &[p.c_in, og, p.kh, p.kw])?,
-    )?;
-    let y_len = check::product(op, "y", &[p.n, p.c_out, oh, ow])?;
+    let ([n, c_out, oh, ow], w_shape) = shapes()?;
+    let geometry = geometry(oh, ow);
+    let (c_in, h, wd) = (geometry[1].1, geometry[2].1, geometry[3].1);
+    check::len(op, "x", x, check::product(op, "x", &[n, c_in, h, wd])?)?;
+    check::len(op, "w", w, check::product(op, "w", &w_shape)?)?;
+    let y_len = check::product(op, "y", &[n, c_out, oh, ow])?;
     check::len(op, "y", y, y_len)?;
-    let (bb, has_bias) = optional(kit, op, "bias", bias, d, p.c_out)?;
+    let (bb, has_bias) = optional(kit, op, "bias", bias, d, c_out)?;
     check::no_overlap(op, y, &[(x, "x"), (w, "w"), (&bb, "bias")], false)?;
     if y_len == 0 {
         return Ok(());
     }
-    let scalars = conv_scalars(
-        op,
-        &[
-            ("n", p.n),
-            ("c_in", p.c_in),
-            ("h", p.h),
-            ("w", p.w),
-            ("c_out", p.c_out),
-            ("kh", p.kh),
-            ("kw", p.kw),
-            ("oh", oh),
-            ("ow", ow),
-            ("pad_t", p.pads[0]),
-            ("pad_l", p.pads[1]),
-            ("stride_h", p.strides[0]),
-            ("stride_w", p.strides[1]),
-            ("dil_h", p.dilations[0]),
-            ("dil_w", p.dilations[1]),
-            ("groups", p.groups),
-        ],
-        has_bias,
-    )?;
+    let scalars = conv_scalars(op, &geometry, has_bias)?;
     let mut args: Vec<DevArg<'_>> = vec![y.into(), x.into(), w.into(), (&bb).into()];
     args.extend(scalars);
     kit.launch_builtin(&check::name(op, d), check::launch_1d(y_len)?, &args)
