@@ -19,6 +19,9 @@ use rayon::prelude::*;
 
 pub mod builtins;
 mod kernels;
+pub mod vmath;
+/// Run-time SIMD dispatch: the detected level, a process-wide cap for tests.
+pub use kernels::simd;
 mod nn;
 
 /// Alignment of every CPU allocation: a cache line, and enough for any SIMD load.

@@ -22,7 +22,7 @@ mod elementwise;
 mod index;
 mod matmul;
 mod reduce;
-pub(crate) mod simd;
+pub mod simd;
 mod softmax;
 
 /// Elements per rayon task in memory-bound kernels.

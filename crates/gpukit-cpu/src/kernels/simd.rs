@@ -124,3 +124,19 @@ unsafe fn in_avx512<R>(f: impl FnOnce() -> R) -> R {
 unsafe fn in_avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
+
+/// Every level this CPU supports, lowest first (for tests that compare levels).
+pub fn levels() -> Vec<SimdLevel> {
+    [SimdLevel::Scalar, SimdLevel::Avx2, SimdLevel::Avx512]
+        .into_iter()
+        .filter(|&l| l <= detected_simd_level())
+        .collect()
+}
+
+/// Runs `f` compiled for `level`, or for the best supported level below it.
+#[inline(always)]
+pub fn run_at<R>(level: SimdLevel, f: impl FnOnce() -> R) -> R {
+    let level = level.min(detected_simd_level());
+    // SAFETY: capped at the detected level just above.
+    unsafe { with_level(level, f) }
+}
