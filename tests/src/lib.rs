@@ -93,23 +93,98 @@ pub fn cfg() -> ProptestConfig {
 pub fn on_backends<T: Element>(
     what: &str,
     want: &[T],
-    f: impl Fn(&Kit) -> gpukit::Result<Vec<T>>,
+    f: impl Fn(&Kit) -> gpukit::Result<Vec<T>> + Sync,
 ) -> Result<(), TestCaseError> {
     on_kits(backends(), what, want, f)
 }
 
-/// [`on_backends`] over the given kits.
+/// [`on_backends`] over the given kits. The CPU kit also runs under
+/// [`cpu_variants_now`] (other SIMD levels and thread counts), each compared alike.
 pub fn on_kits<T: Element>(
     kits: Vec<(&'static str, Kit)>,
     what: &str,
     want: &[T],
-    f: impl Fn(&Kit) -> gpukit::Result<Vec<T>>,
+    f: impl Fn(&Kit) -> gpukit::Result<Vec<T>> + Sync,
 ) -> Result<(), TestCaseError> {
     for (name, kit) in kits {
         let got = f(&kit).map_err(|e| TestCaseError::fail(format!("{name}: {what}: {e}")))?;
         check_same_bits(&format!("{name}: {what}"), &got, want).map_err(TestCaseError::fail)?;
+        if name == "cpu" {
+            for v in cpu_variants_now() {
+                let vname = format!("{name}[{v}]");
+                let got = v
+                    .run(|| f(&kit))
+                    .map_err(|e| TestCaseError::fail(format!("{vname}: {what}: {e}")))?;
+                check_same_bits(&format!("{vname}: {what}"), &got, want)
+                    .map_err(TestCaseError::fail)?;
+            }
+        }
     }
     Ok(())
+}
+
+/// A configuration the suite runs the CPU backend under besides its default: a cap on
+/// the SIMD level and a thread count (a rayon pool of that size whose threads carry
+/// the cap, see [`gpukit::cpu_simd::set_thread_simd_limit`]).
+pub struct CpuVariant {
+    level: gpukit::cpu_simd::SimdLevel,
+    threads: usize,
+    pool: rayon::ThreadPool,
+}
+
+impl CpuVariant {
+    /// Runs `f` in this variant's pool, so every kernel it launches runs at the
+    /// variant's level on the variant's threads.
+    pub fn run<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(f)
+    }
+}
+
+impl std::fmt::Display for CpuVariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = if self.threads == 1 { "" } else { "s" };
+        write!(f, "{:?}, {} thread{s}", self.level, self.threads)
+    }
+}
+
+/// Every CPU variant: each SIMD level this CPU has (scalar, AVX2, AVX-512) × 1, 2 and
+/// 3 threads.
+pub fn cpu_variants() -> &'static [CpuVariant] {
+    static V: OnceLock<Vec<CpuVariant>> = OnceLock::new();
+    V.get_or_init(|| {
+        let mut v = Vec::new();
+        for level in gpukit::cpu_simd::levels() {
+            for threads in [1, 2, 3] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(move |i| format!("gpukit-test-{level:?}-{threads}t-{i}"))
+                    .start_handler(move |_| gpukit::cpu_simd::set_thread_simd_limit(Some(level)))
+                    .build()
+                    .expect("a rayon pool of 1-3 threads");
+                v.push(CpuVariant {
+                    level,
+                    threads,
+                    pool,
+                });
+            }
+        }
+        v
+    })
+}
+
+/// The CPU variants the next comparison runs besides the default: by default one, in
+/// rotation (so every variant meets every op many times over a test binary's cases);
+/// all of them with `GPUKIT_TEST_CPU_VARIANTS=all`; none with `=none`.
+pub fn cpu_variants_now() -> Vec<&'static CpuVariant> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let all = cpu_variants();
+    match std::env::var("GPUKIT_TEST_CPU_VARIANTS").as_deref() {
+        Ok("all") => all.iter().collect(),
+        Ok("none") => Vec::new(),
+        _ if all.is_empty() => Vec::new(),
+        _ => vec![&all[NEXT.fetch_add(1, Ordering::Relaxed) % all.len()]],
+    }
 }
 
 /// [`on_backends`] for an op with several outputs: `f` returns them in order and each
@@ -117,21 +192,40 @@ pub fn on_kits<T: Element>(
 pub fn on_backends_multi<T: Element>(
     what: &str,
     want: &[Vec<T>],
-    f: impl Fn(&Kit) -> gpukit::Result<Vec<Vec<T>>>,
+    f: impl Fn(&Kit) -> gpukit::Result<Vec<Vec<T>>> + Sync,
 ) -> Result<(), TestCaseError> {
     for (name, kit) in backends() {
         let got = f(&kit).map_err(|e| TestCaseError::fail(format!("{name}: {what}: {e}")))?;
-        if got.len() != want.len() {
-            return Err(TestCaseError::fail(format!(
-                "{name}: {what}: {} outputs, expected {}",
-                got.len(),
-                want.len()
-            )));
+        check_multi(name, what, &got, want)?;
+        if name == "cpu" {
+            for v in cpu_variants_now() {
+                let vname = format!("{name}[{v}]");
+                let got = v
+                    .run(|| f(&kit))
+                    .map_err(|e| TestCaseError::fail(format!("{vname}: {what}: {e}")))?;
+                check_multi(&vname, what, &got, want)?;
+            }
         }
-        for (i, (g, w)) in got.iter().zip(want).enumerate() {
-            check_same_bits(&format!("{name}: {what} (output {i})"), g, w)
-                .map_err(TestCaseError::fail)?;
-        }
+    }
+    Ok(())
+}
+
+fn check_multi<T: Element>(
+    name: &str,
+    what: &str,
+    got: &[Vec<T>],
+    want: &[Vec<T>],
+) -> Result<(), TestCaseError> {
+    if got.len() != want.len() {
+        return Err(TestCaseError::fail(format!(
+            "{name}: {what}: {} outputs, expected {}",
+            got.len(),
+            want.len()
+        )));
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        check_same_bits(&format!("{name}: {what} (output {i})"), g, w)
+            .map_err(TestCaseError::fail)?;
     }
     Ok(())
 }

@@ -42,6 +42,12 @@ mod selftest_ops;
 pub use gpukit_core::*;
 pub use gpukit_ops as ops;
 
+/// The CPU backend's SIMD dispatch: the level its kernels use (detected at run time:
+/// scalar, AVX2+FMA, AVX-512), and caps for tests and for reproducing another machine
+/// (`GPUKIT_CPU_SIMD=scalar|avx2|avx512`). Every level gives the same bits.
+#[cfg(feature = "cpu")]
+pub use gpukit_cpu::simd as cpu_simd;
+
 /// The environment variable naming the device [`open_best`] opens (`cpu`, `cuda`,
 /// `cuda:1`).
 pub const DEVICE_ENV: &str = "GPUKIT_DEVICE";

@@ -2,6 +2,7 @@
 //! limit for tests and for reproducing a CI machine (`GPUKIT_CPU_SIMD=scalar|avx2|avx512`
 //! or [`set_simd_limit`]). Every level gives the same bits; only the speed differs.
 
+use std::cell::Cell;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -64,7 +65,17 @@ fn detect() -> SimdLevel {
 const UNSET: u8 = u8::MAX;
 static LIMIT: AtomicU8 = AtomicU8::new(UNSET);
 
+thread_local! {
+    /// This thread's own cap (see [`set_thread_simd_limit`]); `UNSET` defers to the
+    /// process-wide one.
+    static THREAD_LIMIT: Cell<u8> = const { Cell::new(UNSET) };
+}
+
 fn limit() -> SimdLevel {
+    let t = THREAD_LIMIT.with(Cell::get);
+    if t != UNSET {
+        return SimdLevel::from_u8(t);
+    }
     let v = LIMIT.load(Ordering::Relaxed);
     if v != UNSET {
         return SimdLevel::from_u8(v);
@@ -82,6 +93,16 @@ fn limit() -> SimdLevel {
 /// `GPUKIT_CPU_SIMD` environment variable, else no cap). Results do not change.
 pub fn set_simd_limit(limit: Option<SimdLevel>) {
     LIMIT.store(limit.map_or(UNSET, |l| l as u8), Ordering::Relaxed);
+}
+
+/// Caps the level for kernel work *run on the calling thread* (`None`: defer to the
+/// process-wide cap of [`set_simd_limit`]). Kernels read the level on whichever thread
+/// runs each piece of their work, so set it on every thread of a rayon pool (in its
+/// `start_handler`) and install the launch in that pool: every kernel then runs at that
+/// level while other threads keep theirs. This is how the test suite runs the same op
+/// at several levels and thread counts side by side. Results do not change.
+pub fn set_thread_simd_limit(limit: Option<SimdLevel>) {
+    THREAD_LIMIT.with(|c| c.set(limit.map_or(UNSET, |l| l as u8)));
 }
 
 /// The level the kernels use now: the detected level, capped by the limit.
