@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpukit side by side with numpy (OpenBLAS) and onnxruntime, in one sitting.
 #
-#   tools/bench-compare/run.sh [--quick] [--threads N]
+#   tools/bench-compare/run.sh [--quick] [--threads N] [--only W1,W2,...]
 #
 # 1. Creates (once) a venv under target/bench-venv with the pinned anchors of
 #    tools/bench-compare/requirements.txt (recreated when that file changes).
@@ -18,11 +18,14 @@
 #
 # --threads N: the "all cores" thread count (default: nproc). Every workload also runs
 # at 1 thread unless --quick (fewer repetitions, N threads only; the memcpy bandwidth
-# is still measured at 1 thread too).
+# is still measured at 1 thread too). --only: just these workloads (sgemm_1024
+# dgemm_1024 conv2d attention softmax layer_norm gelu exp erf tanh sigmoid add sum
+# encoder copy).
 set -euo pipefail
 
 quick=0
 threads=$(nproc)
+only=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) quick=1 ;;
@@ -31,8 +34,12 @@ while [ $# -gt 0 ]; do
             shift
             ;;
         --threads=*) threads="${1#--threads=}" ;;
+        --only)
+            only=(--only "${2:?--only needs a comma-separated list}")
+            shift
+            ;;
         -h | --help)
-            sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *)
@@ -81,8 +88,9 @@ if [ ! -x "$bin" ]; then
     exit 1
 fi
 
-qflag=()
-[ "$quick" = 1 ] && qflag=(--quick)
+flags=()
+[ "$quick" = 1 ] && flags=(--quick)
+flags+=("${only[@]}")
 counts=("$threads")
 [ "$quick" = 0 ] && [ "$threads" != 1 ] && counts+=(1)
 
@@ -100,17 +108,21 @@ run_numpy() {
 
 for t in "${counts[@]}"; do
     echo "== $t thread(s): gpukit" >&2
-    RAYON_NUM_THREADS="$t" "$bin" "${qflag[@]}" | tee -a "$raw" | cut -c1-160 >&2
+    RAYON_NUM_THREADS="$t" "$bin" "${flags[@]}" | tee -a "$raw" | cut -c1-160 >&2
     echo "== $t thread(s): numpy" >&2
-    run_numpy --threads "$t" "${qflag[@]}"
+    run_numpy --threads "$t" "${flags[@]}"
     echo "== $t thread(s): onnxruntime" >&2
-    "$py" "$here/anchors.py" --side onnxruntime --threads "$t" "${qflag[@]}" >>"$raw"
+    "$py" "$here/anchors.py" --side onnxruntime --threads "$t" "${flags[@]}" >>"$raw"
 done
 if [ "$quick" = 1 ] && [ "$threads" != 1 ]; then
     # The 1-thread references: memory bandwidth, numpy's (single-threaded) add/sum.
     echo "== 1 thread: memcpy bandwidth, numpy add/sum/copy" >&2
     RAYON_NUM_THREADS=1 "$bin" --quick --only copy >>"$raw"
-    run_numpy --threads 1 --quick --only add,sum,copy
+    ones=add,sum,copy
+    if [ ${#only[@]} -gt 0 ]; then
+        ones=$(echo "${only[1]}" | tr ',' '\n' | grep -xE 'add|sum|copy' | paste -sd, || true)
+    fi
+    if [ -n "$ones" ]; then run_numpy --threads 1 --quick --only "$ones"; fi
 fi
 
 # ---- 4. the table ------------------------------------------------------------------
