@@ -52,7 +52,8 @@ def time_it(f, quick):
     return times[0], times[len(times) // 2], len(times)
 
 
-def record(side, workload, impl, threads, f, quick, flops=None, nbytes=None):
+def record(side, workload, impl, threads, f, quick, flops=None, nbytes=None,
+           extra=None):
     best, med, reps = time_it(f, quick)
     rec = {
         "side": side,
@@ -67,6 +68,7 @@ def record(side, workload, impl, threads, f, quick, flops=None, nbytes=None):
         rec["flops"] = flops
     if nbytes is not None:
         rec["bytes"] = nbytes
+    rec.update(extra or {})
     emit(rec)
 
 
@@ -84,6 +86,32 @@ def skipped(side, workload, impl, threads, reason):
 
 def rand(rng, shape, dtype=np.float32, scale=1.0):
     return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+def ref_softmax(x):
+    x = np.asarray(x, np.float64)
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def ref_layer_norm(x, g, b, eps):
+    x = np.asarray(x, np.float64)
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(v + eps) * g + b
+
+
+def ref_attention(q, k, v):
+    """softmax(q·kᵀ/√d)·v over the last two axes, in float64."""
+    q, k, v = (np.asarray(t, np.float64) for t in (q, k, v))
+    return ref_softmax(q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])) @ v
+
+
+def ref_gelu(x):
+    import math
+
+    x = np.asarray(x, np.float64)
+    return x * 0.5 * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
 
 
 # ---------------------------------------------------------------- numpy ----------
@@ -193,12 +221,15 @@ def run_ort(threads, quick, only):
         return ort.InferenceSession(m.SerializeToString(), so,
                                     providers=["CPUExecutionProvider"])
 
-    def bench(workload, impl, build, feeds, flops=None, nbytes=None):
-        """Builds the session (skips the anchor if it fails) and times `run`.
+    def bench(workload, impl, build, feeds, flops=None, nbytes=None, expect=None):
+        """Builds the session (skips the anchor if it fails) and times its run.
 
-        Outputs are bound to preallocated ORT values with io_binding so the timed
-        call does not allocate its result each time (as gpukit writes into a
-        device-resident buffer)."""
+        Inputs are bound once with io_binding and outputs stay on the CPU device, so
+        the timed call does not convert its inputs or copy its result back to numpy.
+        `expect`, when given, computes the result in plain numpy (float64): the first
+        output is checked against it once, before timing, so a mistake in a graph
+        cannot pass for a fast anchor; the record says `"check": "ok ..."` or
+        `"MISMATCH ..."`."""
         if not want(only, workload):
             return
         try:
@@ -212,9 +243,15 @@ def run_ort(threads, quick, only):
         except Exception as e:  # noqa: BLE001 (an anchor that does not run is skipped)
             skipped(side, workload, impl, threads, f"{type(e).__name__}: {e}"[:300])
             return
+        extra = {}
+        if expect is not None:
+            got = binding.copy_outputs_to_cpu()[0].astype(np.float64)
+            want_ = np.asarray(expect(), np.float64).reshape(got.shape)
+            err = float(np.max(np.abs(got - want_)) / max(1.0, float(np.max(np.abs(want_)))))
+            extra["check"] = ("ok" if err < 1e-3 else "MISMATCH") + f", rel err {err:.1e}"
         record(side, workload, impl, threads,
                lambda: sess.run_with_iobinding(binding), quick,
-               flops=flops, nbytes=nbytes)
+               flops=flops, nbytes=nbytes, extra=extra)
 
     # SGEMM through onnxruntime's MatMul (a second anchor beside numpy).
     n = 1024
@@ -235,7 +272,8 @@ def run_ort(threads, quick, only):
                                 kernel_shape=[3, 3])],
               [vi("X", [1, c, hw, hw])], [vi("Y", [1, c, hw, hw])],
               [numpy_helper.from_array(w, "W"), numpy_helper.from_array(bias, "Bc")]),
-          {"X": x}, flops=2 * c * hw * hw * c * 9)
+          {"X": x}, flops=2 * c * hw * hw * c * 9,
+          expect=lambda: ref_conv3x3(x, w, bias))
 
     # attention: 12 heads x 512 queries x 512 keys x 64, head-major [1, H, S, d].
     H, S, D = 12, 512, 64
@@ -256,7 +294,7 @@ def run_ort(threads, quick, only):
                        [numpy_helper.from_array(scale, "scale")])
 
     bench("attention", "ort.MatMul-Softmax-MatMul", mmsm, {"Q": q, "K": k, "V": v},
-          flops=att_flops)
+          flops=att_flops, expect=lambda: ref_attention(q, k, v))
 
     # onnxruntime's fused contrib op, on [1, S, H*d] (its layout).
     q3, k3, v3 = (t.transpose(0, 2, 1, 3).reshape(1, S, H * D).copy() for t in (q, k, v))
@@ -266,7 +304,8 @@ def run_ort(threads, quick, only):
                                 domain="com.microsoft", num_heads=H)],
               [vi("Q", [1, S, H * D]), vi("K", [1, S, H * D]), vi("V", [1, S, H * D])],
               [vi("O", [1, S, H * D])], ms=True),
-          {"Q": q3, "K": k3, "V": v3}, flops=att_flops)
+          {"Q": q3, "K": k3, "V": v3}, flops=att_flops,
+          expect=lambda: ref_attention(q, k, v).transpose(0, 2, 1, 3).reshape(1, S, H * D))
 
     # The standard Attention op (opset 23), where this onnxruntime has a CPU kernel.
     shp = [1, H, S, D]
@@ -274,7 +313,7 @@ def run_ort(threads, quick, only):
           lambda: session([helper.make_node("Attention", ["Q", "K", "V"], ["O"])],
                           [vi("Q", shp), vi("K", shp), vi("V", shp)], [vi("O", shp)],
                           opset=23),
-          {"Q": q, "K": k, "V": v}, flops=att_flops)
+          {"Q": q, "K": k, "V": v}, flops=att_flops, expect=lambda: ref_attention(q, k, v))
 
     # softmax rows 4096 x 1024; layer_norm 4096 x 768.
     r, cc = 4096, 1024
@@ -282,7 +321,7 @@ def run_ort(threads, quick, only):
     bench("softmax", "ort.Softmax",
           lambda: session([helper.make_node("Softmax", ["X"], ["Y"], axis=-1)],
                           [vi("X", [r, cc])], [vi("Y", [r, cc])]),
-          {"X": xs}, nbytes=2 * 4 * r * cc)
+          {"X": xs}, nbytes=2 * 4 * r * cc, expect=lambda: ref_softmax(xs))
     r, cc = 4096, 768
     xl = rand(rng, (r, cc))
     g_, b_ = rand(rng, (cc,)), rand(rng, (cc,))
@@ -292,7 +331,8 @@ def run_ort(threads, quick, only):
                                 epsilon=1e-5)],
               [vi("X", [r, cc])], [vi("Y", [r, cc])],
               [numpy_helper.from_array(g_, "G"), numpy_helper.from_array(b_, "Bl")]),
-          {"X": xl}, nbytes=2 * 4 * r * cc)
+          {"X": xl}, nbytes=2 * 4 * r * cc,
+          expect=lambda: ref_layer_norm(xl, g_, b_, 1e-5))
 
     # unary maps on 16 Mi f32.
     xu = rand(rng, N_ELEM, scale=2.0)
@@ -349,6 +389,34 @@ def encoder_weights(rng):
     return wts
 
 
+def ref_conv3x3(x, w, bias):
+    """Conv, 3×3, pad 1, stride 1, batch 1, in float64."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    xp = np.pad(np.asarray(x[0], np.float64), ((0, 0), (1, 1), (1, 1)))
+    win = sliding_window_view(xp, (3, 3), axis=(1, 2))  # [c, h, w, 3, 3]
+    y = np.tensordot(np.asarray(w, np.float64), win, axes=([1, 2, 3], [0, 3, 4]))
+    return (y + bias[:, None, None])[None]
+
+
+def ref_encoder(x, wts):
+    """The encoder layer in float64 numpy (the formula both sides implement)."""
+    b, s, h, nh = (ENC[k] for k in ("batch", "seq", "hidden", "heads"))
+    d = h // nh
+    w = {k: np.asarray(v, np.float64) for k, v in wts.items()}
+    x2 = np.asarray(x, np.float64).reshape(b * s, h)
+
+    def heads(t):
+        return t.reshape(b, s, nh, d).transpose(0, 2, 1, 3)
+
+    q, k, v = (heads(x2 @ w["W" + n] + w["b" + n]) for n in ("q", "k", "v"))
+    ctx = ref_attention(q, k, v).transpose(0, 2, 1, 3).reshape(b * s, h)
+    h1 = ref_layer_norm(ctx @ w["Wo"] + w["bo"] + x2, w["g1"], w["be1"], 1e-12)
+    f = ref_gelu(h1 @ w["W1"] + w["b1"])
+    y = ref_layer_norm(f @ w["W2"] + w["b2"] + h1, w["g2"], w["be2"], 1e-12)
+    return y.reshape(b, s, h)
+
+
 def bench_encoder(bench, session, vi, helper, numpy_helper, rng):
     b, s, h, nh = (ENC[k] for k in ("batch", "seq", "hidden", "heads"))
     d = h // nh
@@ -391,7 +459,7 @@ def bench_encoder(bench, session, vi, helper, numpy_helper, rng):
     inits = [numpy_helper.from_array(v, k) for k, v in {**wts, **consts}.items()]
     bench("encoder", "ort.graph(MatMul/Add/Softmax/LayerNorm/Gelu)",
           lambda: session(nodes, [vi("X", [b, s, h])], [vi("Y", [b, s, h])], inits),
-          {"X": x}, flops=encoder_flops())
+          {"X": x}, flops=encoder_flops(), expect=lambda: ref_encoder(x, wts))
 
 
 def want(only, name):

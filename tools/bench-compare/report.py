@@ -254,6 +254,14 @@ def main():
                  "(> 1: gpukit faster). Roofline: compute-bound rows against the FMA "
                  "peak, memory-bound rows against the memcpy bandwidth at that thread "
                  "count.")
+    checked = [r for r in recs if "check" in r]
+    bad = [r for r in checked if not r["check"].startswith("ok")]
+    if checked:
+        lines.append(f"Anchor graphs checked once against float64 numpy before timing: "
+                     f"{len(checked) - len(bad)} of {len(checked)} agree (rel err < 1e-3).")
+    for r in bad:
+        lines.append(f"- **{r['impl']} ({r['workload']}, {r['threads']} threads) does "
+                     f"not compute the workload: {r['check']}**")
     for s in skips:
         lines.append(f"- not run: {s['side']} {s['impl']} ({s['workload']}, "
                      f"{s['threads']} threads): {s['skipped']}")
