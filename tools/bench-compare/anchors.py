@@ -203,7 +203,7 @@ def run_ort(threads, quick, only):
     def vi(name, shape, elem=F):
         return helper.make_tensor_value_info(name, elem, shape)
 
-    def session(nodes, inputs, outputs, inits=(), opset=20, ms=False):
+    def session(nodes, inputs, outputs, inits=(), opset=20, ms=False, profile_dir=None):
         imports = [helper.make_opsetid("", opset)]
         if ms:
             imports.append(helper.make_opsetid("com.microsoft", 1))
@@ -218,6 +218,9 @@ def run_ort(threads, quick, only):
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if profile_dir:
+            so.enable_profiling = True
+            so.profile_file_prefix = os.path.join(profile_dir, "ort_profile")
         return ort.InferenceSession(m.SerializeToString(), so,
                                     providers=["CPUExecutionProvider"])
 
@@ -360,7 +363,7 @@ def run_ort(threads, quick, only):
 
     # The synthetic encoder layer (post-LN, BERT style).
     if want(only, "encoder"):
-        bench_encoder(bench, session, vi, helper, numpy_helper, rng)
+        bench_encoder(bench, session, vi, helper, numpy_helper, rng, threads)
 
 
 ENC = {"batch": 8, "seq": 128, "hidden": 768, "heads": 12, "ffn": 3072}
@@ -417,7 +420,7 @@ def ref_encoder(x, wts):
     return y.reshape(b, s, h)
 
 
-def bench_encoder(bench, session, vi, helper, numpy_helper, rng):
+def bench_encoder(bench, session, vi, helper, numpy_helper, rng, threads):
     b, s, h, nh = (ENC[k] for k in ("batch", "seq", "hidden", "heads"))
     d = h // nh
     wts = encoder_weights(rng)
@@ -460,6 +463,42 @@ def bench_encoder(bench, session, vi, helper, numpy_helper, rng):
     bench("encoder", "ort.graph(MatMul/Add/Softmax/LayerNorm/Gelu)",
           lambda: session(nodes, [vi("X", [b, s, h])], [vi("Y", [b, s, h])], inits),
           {"X": x}, flops=encoder_flops(), expect=lambda: ref_encoder(x, wts))
+    profile_encoder(lambda d: session(nodes, [vi("X", [b, s, h])], [vi("Y", [b, s, h])],
+                                      inits, profile_dir=d), x, threads)
+
+
+def profile_encoder(build, x, threads):
+    """One more run of the encoder graph under onnxruntime's profiler (after a warm-up
+    run): time per op type of the optimised graph, as a `{"profile": "encoder"}` line."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            sess = build(d)
+            sess.run(None, {"X": x})
+            sess.run(None, {"X": x})
+            with open(sess.end_profiling()) as f:
+                events = json.load(f)
+    except Exception as e:  # noqa: BLE001 (the profile is extra information)
+        emit({"side": "onnxruntime", "profile": "encoder", "threads": threads,
+              "error": str(e)[:300]})
+        return
+    runs = [ev for ev in events if ev.get("name") == "model_run"]
+    last_start = runs[-1]["ts"] if runs else 0
+    per_op = {}
+    for ev in events:
+        if ev.get("cat") != "Node" or not ev.get("name", "").endswith("_kernel_time"):
+            continue
+        if ev.get("ts", 0) < last_start:
+            continue
+        op = ev.get("args", {}).get("op_name", "?")
+        calls, us = per_op.get(op, (0, 0))
+        per_op[op] = (calls + 1, us + ev.get("dur", 0))
+    total = sum(us for _, us in per_op.values()) or 1
+    entries = [{"kernel": op, "calls": c, "seconds": us / 1e6, "share": us / total}
+               for op, (c, us) in sorted(per_op.items(), key=lambda kv: -kv[1][1])]
+    emit({"side": "onnxruntime", "profile": "encoder", "threads": threads,
+          "entries": entries})
 
 
 def want(only, name):

@@ -145,7 +145,7 @@ def pct(x):
 
 def main():
     out_dir = sys.argv[1]
-    recs, infos, skips, errors = [], {}, [], []
+    recs, infos, skips, errors, profiles = [], {}, [], [], []
     with open(os.path.join(out_dir, "raw.jsonl")) as f:
         for line in f:
             line = line.strip()
@@ -154,6 +154,8 @@ def main():
             r = json.loads(line)
             if "info" in r:
                 infos.setdefault(r["side"], r["info"])
+            elif "profile" in r:
+                profiles.append(r)
             elif "skipped" in r:
                 skips.append(r)
             elif "error" in r:
@@ -254,6 +256,21 @@ def main():
                  "(> 1: gpukit faster). Roofline: compute-bound rows against the FMA "
                  "peak, memory-bound rows against the memcpy bandwidth at that thread "
                  "count.")
+    if profiles:
+        lines.append("")
+        lines.append("Encoder layer, where the time goes (one profiled run after the "
+                     "timed ones; kernel: seconds, share):")
+        for p in sorted(profiles, key=lambda p: (-p.get("threads", 0), p["side"])):
+            if "error" in p:
+                lines.append(f"- {p['side']}, {p.get('threads')} threads: no profile "
+                             f"({p['error']})")
+                continue
+            parts = [f"{e['kernel']} ×{e['calls']}: {e['seconds'] * 1e3:.1f} ms, "
+                     f"{100 * e['share']:.0f}%" for e in p["entries"]]
+            total = sum(e["seconds"] for e in p["entries"])
+            lines.append(f"- {p['side']}, {p.get('threads')} threads "
+                         f"({total * 1e3:.0f} ms in kernels): {'; '.join(parts)}")
+    lines.append("")
     checked = [r for r in recs if "check" in r]
     bad = [r for r in checked if not r["check"].startswith("ok")]
     if checked:
@@ -273,7 +290,8 @@ def main():
         f.write(table)
     with open(os.path.join(out_dir, "report.json"), "w") as f:
         json.dump({"machine": cpu, "libraries": infos, "memcpy_gbs": copy_bw,
-                   "rows": rows, "skipped": skips, "errors": errors}, f, indent=1)
+                   "rows": rows, "encoder_profiles": profiles, "skipped": skips,
+                   "errors": errors}, f, indent=1)
     print(table)
     return 0
 
