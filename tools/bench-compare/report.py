@@ -207,6 +207,12 @@ def main():
     lines.append(f"Machine: {cpu['model']} ({cpu['vendor']}), {cpu['logical_cpus']} "
                  f"logical CPUs / {cpu['physical_cores']} cores; ISA: "
                  f"{' '.join(cpu['isa'])}.")
+    g_info = infos.get("gpukit", {})
+    if g_info:
+        simd = os.environ.get("GPUKIT_CPU_SIMD")
+        lines.append(f"gpukit {g_info.get('version')}: CPU backend, SIMD level "
+                     f"{g_info.get('simd')}" + (f" (GPUKIT_CPU_SIMD={simd})" if simd else "")
+                     + ", device-resident buffers.")
     np_info = infos.get("numpy", {})
     for lib in np_info.get("blas", []):
         lines.append(f"numpy {np_info.get('numpy')}: {lib.get('internal_api')} "

@@ -460,8 +460,9 @@ fn run(opts: &Opts) -> Result<()> {
     let threads = kit.info().parallelism;
     println!(
         "{{\"side\":\"gpukit\",\"info\":{{\"device\":\"{}\",\"threads\":{threads},\
-         \"version\":\"{}\"}}}}",
+         \"simd\":\"{:?}\",\"version\":\"{}\"}}}}",
         kit.info().name.replace('"', "'"),
+        gpukit::cpu_simd::simd_level(),
         env!("CARGO_PKG_VERSION")
     );
     let b = Bench {
