@@ -339,3 +339,33 @@ proptest! {
         }
     }
 }
+
+/// Scalar parameters are checked in the op's compute type: a value finite as an f64
+/// but infinite once rounded to f32 (1e300) is refused for f32/f16/bf16 and accepted
+/// for f64, where it is finite.
+#[test]
+fn scalar_parameters_are_checked_in_the_compute_type() {
+    let k = kit();
+    let (x, out) = (f32s(&k, 4), f32s(&k, 4));
+    let err = ops::leaky_relu(&k, &out, &x, 1e300).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidArgument { reason, .. } if reason.contains("alpha") && reason.contains("f32")),
+        "{err}"
+    );
+    ops::leaky_relu(&k, &out, &x, 3e38).unwrap();
+    let xd = k.upload(&[-1.0f64; 4]).unwrap();
+    let od = k.upload(&[0.0f64; 4]).unwrap();
+    ops::leaky_relu(&k, &od, &xd, 1e300).unwrap();
+    assert_eq!(od.download::<f64>().unwrap(), vec![-1e300; 4]);
+    let (scale, bias) = (f32s(&k, 4), f32s(&k, 4));
+    let p = ops::LayerNorm {
+        rows: 1,
+        n: 4,
+        eps: 1e300,
+    };
+    let err = ops::layer_norm(&k, &out, &x, &scale, &bias, p).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidArgument { reason, .. } if reason.contains("eps")),
+        "{err}"
+    );
+}

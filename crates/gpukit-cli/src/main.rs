@@ -9,6 +9,48 @@ use gpukit::prelude::*;
 use gpukit::{DeviceInfo, demo, selftest};
 use serde_json::json;
 
+/// Writes to stdout like `print!`; when the reader has gone (a closed pipe: `gpukit
+/// devices | head -n 1`), exits quietly with status 141 (128 + SIGPIPE), as a Unix tool
+/// killed by SIGPIPE does, instead of panicking. Any other write error is reported on
+/// stderr with status 1.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::emit(format_args!($($arg)*), false)
+    };
+}
+
+/// [`out!`] with a newline, like `println!`.
+macro_rules! outln {
+    () => {
+        $crate::emit(format_args!(""), true)
+    };
+    ($($arg:tt)*) => {
+        $crate::emit(format_args!($($arg)*), true)
+    };
+}
+
+/// The body of [`out!`] and [`outln!`].
+fn emit(args: std::fmt::Arguments<'_>, newline: bool) {
+    let mut stdout = std::io::stdout().lock();
+    let res = stdout
+        .write_fmt(args)
+        .and_then(|()| {
+            if newline {
+                stdout.write_all(b"\n")
+            } else {
+                Ok(())
+            }
+        })
+        .and_then(|()| stdout.flush());
+    if let Err(e) = res {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(141);
+        }
+        let _ = writeln!(std::io::stderr(), "gpukit: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 const USAGE: &str = "\
 usage: gpukit [COMMAND] [OPTIONS]
 
@@ -96,7 +138,7 @@ fn device_json(d: &DeviceInfo) -> serde_json::Value {
 fn devices(o: &Opts) -> ExitCode {
     let devs = gpukit::devices();
     if o.json {
-        println!(
+        outln!(
             "{}",
             json!({
                 "devices": devs.iter().map(device_json).collect::<Vec<_>>(),
@@ -105,16 +147,21 @@ fn devices(o: &Opts) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    println!(
+    outln!(
         "{:<8} {:<8} {:<44} {:>6} {:>10} {:>8}",
-        "device", "backend", "name", "cc", "memory", "threads"
+        "device",
+        "backend",
+        "name",
+        "cc",
+        "memory",
+        "threads"
     );
     for d in &devs {
         let cc = d
             .compute_capability
             .map(|(a, b)| format!("{a}.{b}"))
             .unwrap_or_else(|| "-".into());
-        println!(
+        outln!(
             "{:<8} {:<8} {:<44} {:>6} {:>10} {:>8}",
             d.spec(),
             d.backend.to_string(),
@@ -125,11 +172,11 @@ fn devices(o: &Opts) -> ExitCode {
         );
     }
     if let Some(why) = gpukit::cuda_status() {
-        println!("no CUDA device: {why}");
+        outln!("no CUDA device: {why}");
     }
     match open(o) {
-        Ok(kit) => println!("default device: {}", kit.info().spec()),
-        Err(e) => println!("default device: none ({e})"),
+        Ok(kit) => outln!("default device: {}", kit.info().spec()),
+        Err(e) => outln!("default device: none ({e})"),
     }
     ExitCode::SUCCESS
 }
@@ -178,23 +225,26 @@ fn selftest(o: &Opts, kit: &Kit) -> ExitCode {
                             "failure": r.failure, "seconds": r.time.as_secs_f64()})
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             json!({"device": kit.info().spec(), "seed": o.seed, "results": rows, "failures": failures})
         );
     } else {
-        println!(
+        outln!(
             "selftest on {} ({}), seed {}",
             kit.info().spec(),
             kit.info().name,
             o.seed
         );
-        println!(
+        outln!(
             "{:<20} {:<6} {:<6} {:>10}",
-            "op", "dtype", "result", "time ms"
+            "op",
+            "dtype",
+            "result",
+            "time ms"
         );
         for r in &results {
-            println!(
+            outln!(
                 "{:<20} {:<6} {:<6} {:>10.3}",
                 r.op,
                 r.dtype.name(),
@@ -202,10 +252,10 @@ fn selftest(o: &Opts, kit: &Kit) -> ExitCode {
                 r.time.as_secs_f64() * 1e3
             );
             if let Some(f) = &r.failure {
-                println!("    {f}");
+                outln!("    {f}");
             }
         }
-        println!("{} checks, {} failed", results.len(), failures);
+        outln!("{} checks, {} failed", results.len(), failures);
     }
     if failures == 0 {
         ExitCode::SUCCESS
@@ -380,15 +430,18 @@ fn bench(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
             .iter()
             .map(|r| json!({"bench": r.name, "size": r.size, "seconds": r.seconds, "rate": r.rate, "unit": r.unit}))
             .collect();
-        println!("{}", json!({"device": kit.info().spec(), "results": r}));
+        outln!("{}", json!({"device": kit.info().spec(), "results": r}));
     } else {
-        println!("bench on {} ({})", kit.info().spec(), kit.info().name);
-        println!(
+        outln!("bench on {} ({})", kit.info().spec(), kit.info().name);
+        outln!(
             "{:<28} {:<12} {:>10} {:>10}",
-            "kernel", "size", "ms", "rate"
+            "kernel",
+            "size",
+            "ms",
+            "rate"
         );
         for r in rows {
-            println!(
+            outln!(
                 "{:<28} {:<12} {:>10.3} {:>10.2} {}",
                 r.name,
                 r.size,
@@ -464,24 +517,24 @@ fn emu_check(o: &Opts) -> ExitCode {
             .iter()
             .map(|r| json!({"check": r.op, "dtype": r.dtype.name(), "failure": r.failure}))
             .collect();
-        println!(
+        outln!(
             "{}",
             json!({"device": kit.info().spec(), "seed": o.seed, "kernels": v, "other_failures": extra, "bad": bad})
         );
     } else {
-        println!(
+        outln!(
             "emu-check: every built-in kernel under the PTX emulator (memcheck and racecheck on), seed {}",
             o.seed
         );
-        println!("{:<28} {:>9}  result", "kernel", "launches");
+        outln!("{:<28} {:>9}  result", "kernel", "launches");
         for (k, n, st, f) in &rows {
-            println!("{k:<28} {n:>9}  {st}");
+            outln!("{k:<28} {n:>9}  {st}");
             if let Some(f) = f {
-                println!("    {f}");
+                outln!("    {f}");
             }
         }
         for r in &other {
-            println!(
+            outln!(
                 "check {} {}: FAIL\n    {}",
                 r.op,
                 r.dtype.name(),
@@ -489,11 +542,11 @@ fn emu_check(o: &Opts) -> ExitCode {
             );
         }
         if !compiler {
-            println!(
+            outln!(
                 "skipped: the selftest's user kernels in CUDA C (NVRTC or the CUDA headers not found)"
             );
         }
-        println!(
+        outln!(
             "{} kernels, {} ok, {} not ok",
             rows.len(),
             rows.iter().filter(|r| r.2 == "ok").count(),
@@ -523,11 +576,11 @@ fn profile(o: &Opts, kit: &Kit) -> gpukit::Result<ExitCode> {
                             "mean_s": e.mean.as_secs_f64(), "share": e.share})
             })
             .collect();
-        println!("{}", json!({"device": kit.info().spec(), "kernels": rows}));
+        outln!("{}", json!({"device": kit.info().spec(), "kernels": rows}));
     } else {
-        print!("{report}");
+        out!("{report}");
         if let Some(path) = &o.trace {
-            println!("trace written to {path} (open it at https://ui.perfetto.dev)");
+            outln!("trace written to {path} (open it at https://ui.perfetto.dev)");
         }
     }
     Ok(if selftest::failed(&results).is_some() {
@@ -570,7 +623,7 @@ fn main() -> ExitCode {
         }
     };
     if o.command == "help" {
-        print!("{USAGE}");
+        out!("{USAGE}");
         return ExitCode::SUCCESS;
     }
     if o.command == "devices" {
@@ -590,7 +643,7 @@ fn main() -> ExitCode {
         "" => {
             if !o.json {
                 devices(&o);
-                println!();
+                outln!();
             }
             Ok(selftest(&o, &kit))
         }

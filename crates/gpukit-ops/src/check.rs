@@ -80,6 +80,42 @@ pub(crate) fn float(op: &str, d: DType) -> Result<()> {
     dtype_in(op, d, &FLOAT_DTYPES)
 }
 
+/// The scalar parameter `v` as the op computes with it: rounded once to the compute
+/// type of `d` (f64 for f64, f32 for every other float dtype).
+pub(crate) fn in_compute_type(d: DType, v: f64) -> f64 {
+    if d == DType::F64 {
+        v
+    } else {
+        f64::from(v as f32)
+    }
+}
+
+/// The scalar parameter `what` = `v` is finite *in the compute type of `d`* (a value
+/// that is finite as an f64 but overflows f32, such as 1e300 for an f32 op, is
+/// refused), and `>= 0` when `non_negative`.
+pub(crate) fn finite_param(
+    op: &str,
+    what: &str,
+    d: DType,
+    v: f64,
+    non_negative: bool,
+) -> Result<()> {
+    let c = in_compute_type(d, v);
+    if c.is_finite() && (!non_negative || c >= 0.0) {
+        return Ok(());
+    }
+    let ty = if d == DType::F64 { "f64" } else { "f32" };
+    let need = if non_negative {
+        "finite and >= 0"
+    } else {
+        "finite"
+    };
+    Err(Error::InvalidArgument {
+        op: op.to_string(),
+        reason: format!("{what} must be {need} in the compute type ({ty}), got {v}"),
+    })
+}
+
 /// The buffer has exactly `expected` elements.
 pub(crate) fn len(op: &str, name: &str, b: &Buf, expected: usize) -> Result<()> {
     if b.len() == expected {

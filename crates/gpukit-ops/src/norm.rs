@@ -16,7 +16,8 @@ use crate::check;
 pub struct BatchNorm<'a> {
     /// `x`'s shape `[N, C, spatial...]` (rank at least 2; no spatial dims means `S = 1`).
     pub shape: &'a [usize],
-    /// Added to the variance; finite and `>= 0`, converted to the compute type.
+    /// Added to the variance; finite and `>= 0` in the compute type (rounded once to
+    /// it: 1e300 for an f32 op is refused).
     pub eps: f64,
 }
 
@@ -27,20 +28,9 @@ pub struct LayerNorm {
     pub rows: usize,
     /// Length of each row (the product of the normalised trailing dims).
     pub n: usize,
-    /// Added to the variance; finite and `>= 0`, converted to the compute type.
+    /// Added to the variance; finite and `>= 0` in the compute type (rounded once to
+    /// it: 1e300 for an f32 op is refused).
     pub eps: f64,
-}
-
-/// `eps` is finite and non-negative.
-fn check_eps(op: &str, eps: f64) -> Result<()> {
-    if eps.is_finite() && eps >= 0.0 {
-        Ok(())
-    } else {
-        Err(Error::InvalidArgument {
-            op: op.to_string(),
-            reason: format!("eps must be finite and >= 0, got {eps}"),
-        })
-    }
 }
 
 /// Inference batch normalisation (ONNX BatchNormalization, inference mode) of `x` of
@@ -91,7 +81,7 @@ pub fn batch_norm(
     for (b, name) in &ops[2..] {
         check::len(op, name, b, c)?;
     }
-    check_eps(op, p.eps)?;
+    check::finite_param(op, "eps", d, p.eps, true)?;
     check::no_overlap(op, out, &[(x, "x")], true)?;
     check::no_overlap(op, out, &ops[2..], false)?;
     if total == 0 {
@@ -144,7 +134,7 @@ pub fn layer_norm(
     check::len(op, "out", out, total)?;
     check::len(op, "scale", scale, p.n)?;
     check::len(op, "bias", bias, p.n)?;
-    check_eps(op, p.eps)?;
+    check::finite_param(op, "eps", d, p.eps, true)?;
     check::no_overlap(op, out, &[(x, "x")], true)?;
     check::no_overlap(op, out, &ops[2..], false)?;
     if total == 0 {
@@ -188,17 +178,13 @@ fn activation(kit: &Kit, op: &str, out: &Buf, x: &Buf, extra: &[DevArg<'_>]) -> 
 /// Leaky ReLU (ONNX LeakyRelu), elementwise: `x` if `x > 0` or NaN, else `alpha * x`
 /// (in the compute type; `-0.0` gives `-0.0 * alpha`). `out` may be exactly `x`.
 ///
-/// Errors: [`Error::InvalidArgument`] for a NaN or infinite `alpha` or an output that
+/// Errors: [`Error::InvalidArgument`] for an `alpha` that is NaN or infinite in the
+/// compute type (1e300 for an f32 op), or an output that
 /// overlaps `x` other than exactly; [`Error::Length`] when `out` and `x` differ in
 /// length; [`Error::DType`] for a non-float or mismatched dtype; [`Error::Absent`] /
 /// [`Error::DeviceMismatch`].
 pub fn leaky_relu(kit: &Kit, out: &Buf, x: &Buf, alpha: f64) -> Result<()> {
-    if !alpha.is_finite() {
-        return Err(Error::InvalidArgument {
-            op: "leaky_relu".into(),
-            reason: format!("alpha must be finite, got {alpha}"),
-        });
-    }
+    check::finite_param("leaky_relu", "alpha", x.dtype(), alpha, false)?;
     activation(kit, "leaky_relu", out, x, &[DevArg::F64(alpha)])
 }
 
