@@ -287,3 +287,69 @@ fn converting_transfers() {
     f.upload_raw(&[0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0]).unwrap();
     assert_eq!(f.download::<f32>().unwrap(), vec![1.0, -2.0]);
 }
+
+/// A user kernel that writes `v` to element 0 of its output, whatever it is called.
+fn writes(name: &str, v: f32) -> KernelDef {
+    KernelDef::new(name).cpu(move |blk| {
+        let out = blk.buf::<f32>(0)?;
+        if blk.block_idx().x == 0 {
+            out.set(0, v);
+        }
+        Ok(())
+    })
+}
+
+fn run_writes(kit: &Kit, def: &KernelDef) -> f32 {
+    let mut out = vec![0.0f32; 1];
+    kit.run(
+        def,
+        LaunchConfig::for_elements(1, 32).unwrap(),
+        &mut [Binding::inout(&mut out)],
+    )
+    .unwrap();
+    out[0]
+}
+
+/// User kernels and built-ins live in separate namespaces: a user kernel named like a
+/// built-in neither hijacks the op (in either order of first use) nor is hijacked.
+#[test]
+fn a_user_kernel_named_like_a_builtin_hijacks_nothing() {
+    let x = [1.0f32, 2.0, 3.0, 4.0];
+    let sum = |kit: &Kit| {
+        let a = kit.upload(&x).unwrap();
+        let out = kit.upload(&[0.0f32]).unwrap();
+        gpukit::ops::sum(kit, &out, &a).unwrap();
+        out.download::<f32>().unwrap()[0]
+    };
+    let fake = writes("sum_f32", -7.0);
+    // User kernel first, then the op.
+    let kit = Kit::cpu().unwrap();
+    assert_eq!(run_writes(&kit, &fake), -7.0);
+    assert_eq!(sum(&kit), 10.0);
+    // The op first, then the user kernel: the user's own body runs.
+    let kit = Kit::cpu().unwrap();
+    assert_eq!(sum(&kit), 10.0);
+    assert_eq!(run_writes(&kit, &fake), -7.0);
+    assert_eq!(sum(&kit), 10.0);
+}
+
+/// Two different definitions under one name never share a cache entry: each call runs
+/// the definition it was given; the same definition (or a clone) is loaded once.
+#[test]
+fn two_definitions_with_one_name_each_run_their_own() {
+    let kit = Kit::cpu().unwrap();
+    let (a, b) = (writes("same_name", 1.0), writes("same_name", 2.0));
+    assert_eq!(run_writes(&kit, &a), 1.0);
+    assert_eq!(run_writes(&kit, &b), 2.0);
+    assert_eq!(run_writes(&kit, &a), 1.0);
+    let first = kit.load(&a).unwrap();
+    let again = kit.load(&a.clone()).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first, &again));
+    assert_eq!(
+        kit.cached_kernels()
+            .iter()
+            .filter(|n| *n == "same_name")
+            .count(),
+        1
+    );
+}

@@ -24,7 +24,11 @@ pub(crate) struct KitInner {
     id: u64,
     // Field order is drop order: the pool's blocks are freed before the device closes.
     pub(crate) pool: Mutex<Pool>,
-    kernels: Mutex<HashMap<String, Arc<dyn Kernel>>>,
+    /// Built-in kernels by name (`{op}_{dtype}`): a namespace of their own, so a user
+    /// kernel can never stand in for one.
+    builtins: Mutex<HashMap<String, Arc<dyn Kernel>>>,
+    /// User kernels by name, each with the definition it was loaded from.
+    user: Mutex<HashMap<String, (UserKey, Arc<dyn Kernel>)>>,
     profiler: Mutex<Profiler>,
     autosync: AtomicBool,
     device: Box<dyn Device>,
@@ -56,7 +60,8 @@ impl Kit {
             inner: Arc::new(KitInner {
                 id: NEXT_KIT_ID.fetch_add(1, Ordering::Relaxed),
                 pool: Mutex::new(Pool::new()),
-                kernels: Mutex::new(HashMap::new()),
+                builtins: Mutex::new(HashMap::new()),
+                user: Mutex::new(HashMap::new()),
                 profiler: Mutex::new(Profiler::new()),
                 autosync: AtomicBool::new(true),
                 device,
@@ -131,42 +136,55 @@ impl Kit {
 
     // ---- kernels -------------------------------------------------------------------
 
-    fn cached(
-        &self,
-        name: &str,
-        make: impl FnOnce() -> Result<Arc<dyn Kernel>>,
-    ) -> Result<Arc<dyn Kernel>> {
-        if let Some(k) = lock(&self.inner.kernels).get(name) {
-            return Ok(k.clone());
-        }
-        // Compile outside the lock: a slow NVRTC compile must not block other kernels.
-        let k = make()?;
-        Ok(lock(&self.inner.kernels)
-            .entry(name.to_string())
-            .or_insert(k)
-            .clone())
-    }
-
     /// Loads `def` for this kit's backend, compiling it the first time; cached by name
-    /// (a second definition under a cached name gets the cached kernel).
+    /// *and definition*: a second definition under a cached name (other CUDA C or PTX
+    /// text, or, on the CPU, another Rust body) is loaded anew and replaces the cached
+    /// one, so a name never runs a definition other than the one passed. User kernels
+    /// live apart from the built-ins: a user kernel named like a built-in (`sum_f32`)
+    /// neither replaces it for the ops nor is replaced by it.
     ///
     /// Errors: [`Error::KernelNotFound`] if `def` has no form this backend runs,
     /// [`Error::Compile`] with the compiler log.
     pub fn load(&self, def: &KernelDef) -> Result<Arc<dyn Kernel>> {
-        self.cached(def.name(), || self.inner.device.load(def))
+        let key = UserKey::of(def, self.inner.device.info().backend);
+        if let Some((k, kern)) = lock(&self.inner.user).get(def.name())
+            && *k == key
+        {
+            return Ok(kern.clone());
+        }
+        // Compile outside the lock: a slow NVRTC compile must not block other kernels.
+        let kern = self.inner.device.load(def)?;
+        let mut map = lock(&self.inner.user);
+        match map.get(def.name()) {
+            // Another thread loaded the same definition meanwhile: share its kernel.
+            Some((k, existing)) if *k == key => Ok(existing.clone()),
+            _ => {
+                map.insert(def.name().to_string(), (key, kern.clone()));
+                Ok(kern)
+            }
+        }
     }
 
     /// Looks up a built-in kernel (`{op}_{dtype}`) of the backend; cached.
     ///
     /// Errors: [`Error::KernelNotFound`].
     pub fn builtin(&self, name: &str) -> Result<Arc<dyn Kernel>> {
-        self.cached(name, || self.inner.device.builtin(name))
+        if let Some(k) = lock(&self.inner.builtins).get(name) {
+            return Ok(k.clone());
+        }
+        let k = self.inner.device.builtin(name)?;
+        Ok(lock(&self.inner.builtins)
+            .entry(name.to_string())
+            .or_insert(k)
+            .clone())
     }
 
-    /// Names of the kernels cached on this kit, sorted.
+    /// Names of the kernels cached on this kit (built-in and user), sorted, each once.
     pub fn cached_kernels(&self) -> Vec<String> {
-        let mut v: Vec<String> = lock(&self.inner.kernels).keys().cloned().collect();
+        let mut v: Vec<String> = lock(&self.inner.builtins).keys().cloned().collect();
+        v.extend(lock(&self.inner.user).keys().cloned());
         v.sort();
+        v.dedup();
         v
     }
 
@@ -262,3 +280,43 @@ const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Kit>();
 };
+
+/// What a cached user kernel was loaded from: the forms the kit's backend runs. The
+/// CPU body is identified by its allocation (the key holds a clone, so the address
+/// cannot be reused while the entry lives); source texts are compared whole.
+struct UserKey {
+    cuda: Option<String>,
+    ptx: Option<String>,
+    cpu: Option<crate::CpuBody>,
+}
+
+impl UserKey {
+    fn of(def: &KernelDef, backend: crate::Backend) -> UserKey {
+        let on_cpu = backend == crate::Backend::Cpu;
+        UserKey {
+            // The CPU backend runs only the Rust body; GPU backends only the text.
+            cuda: (!on_cpu)
+                .then(|| def.cuda_source().map(str::to_string))
+                .flatten(),
+            ptx: (!on_cpu)
+                .then(|| def.ptx_source().map(str::to_string))
+                .flatten(),
+            cpu: if on_cpu {
+                def.cpu_body().cloned()
+            } else {
+                None
+            },
+        }
+    }
+}
+
+impl PartialEq for UserKey {
+    fn eq(&self, other: &UserKey) -> bool {
+        let same_body = match (&self.cpu, &other.cpu) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        same_body && self.cuda == other.cuda && self.ptx == other.ptx
+    }
+}
