@@ -1,6 +1,7 @@
 //! Ad-hoc timings of the attention kernels (ignored by default):
 //! `cargo test --release -p gpukit-cpu --test attention_perf -- --ignored --nocapture`.
-//! Env `ATT_LEVELS=avx512,avx2` picks the SIMD levels (default: the detected one).
+//! Env `ATT_LEVELS=avx512,avx2` picks the SIMD levels (default: the detected one),
+//! `ATT_ONLY=fused|scores` one kernel, `ATT_ALL=1` adds f64 and f16.
 
 use std::time::Instant;
 
@@ -63,54 +64,63 @@ fn attention_perf_report() {
         let scores_name = gpukit_core::abi::kernel_name("attention_scores", dt);
         for &l in &levels {
             set_simd_limit(Some(l));
-            let t = time(|| {
-                kit.launch_builtin(
-                    &fused_name,
-                    cfg,
-                    &[
-                        (&o).into(),
-                        (&q).into(),
-                        (&k).into(),
-                        (&v).into(),
-                        (&absent).into(),
-                        i(0),
-                        i(1),
-                        i(heads),
-                        i(n),
-                        i(nkv),
-                        i(hd),
-                        i(1),
-                        i(0),
-                        scale,
-                    ],
-                )
-                .unwrap()
-            });
+            let only = std::env::var("ATT_ONLY").unwrap_or_default();
+            let t = if only == "scores" {
+                f64::NAN
+            } else {
+                time(|| {
+                    kit.launch_builtin(
+                        &fused_name,
+                        cfg,
+                        &[
+                            (&o).into(),
+                            (&q).into(),
+                            (&k).into(),
+                            (&v).into(),
+                            (&absent).into(),
+                            i(0),
+                            i(1),
+                            i(heads),
+                            i(n),
+                            i(nkv),
+                            i(hd),
+                            i(1),
+                            i(0),
+                            scale,
+                        ],
+                    )
+                    .unwrap()
+                })
+            };
             println!(
                 "{l:?} {dt:?} fused attention {heads}x{n}x{nkv}x{hd}: {:.1} ms, {:.1} GFLOP/s",
                 t * 1e3,
                 flops / t / 1e9
             );
-            let t = time(|| {
-                kit.launch_builtin(
-                    &scores_name,
-                    cfg,
-                    &[
-                        (&s).into(),
-                        (&q).into(),
-                        (&k).into(),
-                        (&absent).into(),
-                        i(0),
-                        i(heads),
-                        i(n),
-                        i(nkv),
-                        i(hd),
-                        i(1),
-                        scale,
-                    ],
-                )
-                .unwrap()
-            });
+            let t = if only == "fused" {
+                f64::NAN
+            } else {
+                time(|| {
+                    kit.launch_builtin(
+                        &scores_name,
+                        cfg,
+                        &[
+                            (&s).into(),
+                            (&q).into(),
+                            (&k).into(),
+                            (&absent).into(),
+                            i(0),
+                            i(heads),
+                            i(n),
+                            i(nkv),
+                            i(hd),
+                            i(1),
+                            scale,
+                        ],
+                    )
+                    .unwrap()
+                })
+            };
             println!(
                 "{l:?} {dt:?} attention_scores {heads}x{n}x{nkv}x{hd}: {:.1} ms, {:.1} GFLOP/s",
                 t * 1e3,

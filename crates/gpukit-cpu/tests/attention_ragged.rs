@@ -187,18 +187,7 @@ fn fused_cases<T: FloatElement + Element>(kit: &Kit, level: SimdLevel) {
                 scale,
             )
         } else {
-            gpukit_reference::attention(
-                &q,
-                &k,
-                &v,
-                mask.as_deref(),
-                heads,
-                n,
-                nkv,
-                hd,
-                hpb,
-                scale,
-            )
+            gpukit_reference::attention(&q, &k, &v, mask.as_deref(), heads, n, nkv, hd, hpb, scale)
         };
         let (qb, kb, vb) = (
             kit.upload(&q).unwrap(),
@@ -243,11 +232,14 @@ fn fused_cases<T: FloatElement + Element>(kit: &Kit, level: SimdLevel) {
 fn scores_cases<T: FloatElement + Element>(kit: &Kit, level: SimdLevel) {
     let name = gpukit_core::abi::kernel_name("attention_scores", T::DTYPE);
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
-    for (ci, &(_, heads, n, nkv, hd, hpb, mk, vals, _)) in cases().iter().enumerate() {
+    let mut all = cases();
+    all.push((1, 2, 3, 70, 0, 1, Mask::Some, Vals::Plain, false));
+    all.push((1, 1, 300, 70, 7, 1, Mask::None, Vals::Special, false));
+    for (ci, &(_, heads, n, nkv, hd, hpb, mk, vals, _)) in all.iter().enumerate() {
         let q: Vec<T> = values(&mut rng, heads * n * hd, vals);
         let k: Vec<T> = values(&mut rng, heads * nkv * hd, vals);
-        let mask: Option<Vec<T>> = (!matches!(mk, Mask::None))
-            .then(|| mask_values(&mut rng, heads / hpb, nkv, mk));
+        let mask: Option<Vec<T>> =
+            (!matches!(mk, Mask::None)).then(|| mask_values(&mut rng, heads / hpb, nkv, mk));
         let scale = 1.0 / (hd as f64).sqrt();
         let want = gpukit_reference::attention_scores(
             &q,

@@ -63,13 +63,13 @@ pub(super) fn round_up(x: usize, m: usize) -> usize {
 /// Four keys' scores for `NV` vectors of rows: `st[j0 + m][rows of v]`.
 ///
 /// # Safety
-/// `V`'s instruction set; `kp` holds 4 rows of `hd` from `kp0`; `qt` has `hd` rows of
+/// `V`'s instruction set; 4 key rows of `hd` (row stride `ldk`) from `kp0`; `qt` has `hd` rows of
 /// `ld` from `qt0` with `NV·W` readable columns; `st` 4 writable rows of `ld` likewise.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn qk_block<V: Lanes, const NV: usize>(
     hd: usize,
-    kp0: *const V::R,
+    (kp0, ldk): (*const V::R, usize),
     qt0: *const V::R,
     ld: usize,
     scale: V::R,
@@ -80,7 +80,7 @@ unsafe fn qk_block<V: Lanes, const NV: usize>(
     let zero = unsafe { V::splat(<V::R as Real>::ZERO) };
     let mut acc = [[zero; NV]; 4];
     // SAFETY: a(d, m) = kp[m][d] and b(d, v) = qt[d][v·W..] are in bounds (caller).
-    unsafe { tile::<V, 4, NV>(hd, (kp0, 1, hd), (qt0, ld), &mut acc) };
+    unsafe { tile::<V, 4, NV>(hd, (kp0, 1, ldk), (qt0, ld), &mut acc) };
     // SAFETY: the instruction set (caller).
     let sc = unsafe { V::splat(scale) };
     for (m, row) in acc.iter().enumerate() {
@@ -103,30 +103,28 @@ unsafe fn qk_block<V: Lanes, const NV: usize>(
 ///
 /// # Safety
 /// `V`'s instruction set; `st` has `nk` rows of `ld` with 4 readable columns from
-/// `st0`; `vp` `nk` rows of `ldv` with `NV·W` readable columns from `vp0`; `acc` 4
-/// rows of `ldv` with `NV·W` writable columns from `acc0`.
+/// `st0`; the values `nk` rows of `ldv` with `NV·W` readable columns from `vp0`; `acc`
+/// 4 rows of `lda` with `NV·W` writable columns from `acc0`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn pv_block<V: Lanes, const NV: usize>(
     nk: usize,
-    st0: *const V::R,
-    ld: usize,
-    vp0: *const V::R,
-    ldv: usize,
+    (st0, ld): (*const V::R, usize),
+    (vp0, ldv): (*const V::R, usize),
     c: &[V::R],
-    acc0: *mut V::R,
+    (acc0, lda): (*mut V::R, usize),
 ) {
     // SAFETY: the instruction set (caller); the accumulator rows are in bounds (caller).
     let mut acc: [[V; NV]; 4] = std::array::from_fn(|r| unsafe {
         let cr = V::splat(c[r]);
-        std::array::from_fn(|v| V::load(acc0.add(r * ldv + v * V::W)).mul(cr))
+        std::array::from_fn(|v| V::load(acc0.add(r * lda + v * V::W)).mul(cr))
     });
     // SAFETY: a(j, r) = st[j][r] and b(j, v) = vp[j][v·W..] are in bounds (caller).
     unsafe { tile::<V, 4, NV>(nk, (st0, ld, 1), (vp0, ldv), &mut acc) };
     for (r, row) in acc.iter().enumerate() {
         for (v, &x) in row.iter().enumerate() {
             // SAFETY: in bounds (caller); the instruction set.
-            unsafe { x.store(acc0.add(r * ldv + v * V::W)) };
+            unsafe { x.store(acc0.add(r * lda + v * V::W)) };
         }
     }
 }
@@ -161,21 +159,27 @@ where
         let rp = round_up(rows, wv.max(4));
         let ld = rp;
         let hdp = round_up(hd, wv);
-        w.ensure(hd, hdp);
+        w.ensure(BQ, hd, hdp);
 
         // Queries, transposed: qt[d][r]; padded rows are zero.
+        let qt = &mut w.qt[..hd * ld];
         for r in 0..rp {
             if r < rows {
                 let at = qr.base + (i0 + r) * qr.stride;
-                for (d, x) in q[at..at + hd].iter().enumerate() {
-                    w.qt[d * ld + r] = x.load();
+                for (o, x) in qt[r..].iter_mut().step_by(ld).zip(&q[at..at + hd]) {
+                    *o = x.load();
                 }
             } else {
-                for d in 0..hd {
-                    w.qt[d * ld + r] = zero;
+                for o in qt[r..].iter_mut().step_by(ld) {
+                    *o = zero;
                 }
             }
         }
+        // K and V as the compute type, when they are (f32, f64) and the head width
+        // needs no padding.
+        let direct = (std::any::TypeId::of::<T>() == std::any::TypeId::of::<T::Real>()
+            && hd == hdp)
+            .then(|| (k.as_ptr().cast::<T::Real>(), v.as_ptr().cast::<T::Real>()));
         w.acc[..rp * hdp].fill(zero);
         w.m[..rp].fill(ninf);
         w.l[..rp].fill(zero);
@@ -185,7 +189,7 @@ where
         let mut start = 0;
         while start < nkv {
             let end = nkv.min(start + KEY_TILE);
-            // Pack the tile's kept keys in ascending order.
+            // The tile's kept keys, ascending, and their mask values.
             let mut nk = 0;
             for j in start..end {
                 if let Some(mk) = mask {
@@ -195,19 +199,42 @@ where
                     }
                     w.bias[nk] = b;
                 }
-                let at = kr.base + j * kr.stride;
-                for (o, x) in w.kp[nk * hd..(nk + 1) * hd].iter_mut().zip(&k[at..at + hd]) {
-                    *o = x.load();
-                }
-                let vrow = &mut w.vp[nk * hdp..(nk + 1) * hdp];
-                for (o, x) in vrow.iter_mut().zip(&v[at..at + hd]) {
-                    *o = x.load();
-                }
-                vrow[hd..].fill(zero);
                 nk += 1;
             }
+            // Keys and values straight from the inputs when they are already the
+            // compute type, nothing is dropped and the blocks need no padding; else
+            // packed (kept keys only, zero padding).
+            let (kp, vp) = match direct {
+                Some((k, v)) if nk == end - start && nk % 4 == 0 => {
+                    let at = kr.base + start * kr.stride;
+                    // SAFETY: `at` is the tile's first key row, inside the inputs.
+                    unsafe { ((k.add(at), kr.stride), (v.add(at), kr.stride)) }
+                }
+                _ => {
+                    let mut jj = 0;
+                    for j in start..end {
+                        if let Some(mk) = mask
+                            && mk[j].load() <= drop_below
+                        {
+                            continue;
+                        }
+                        let at = kr.base + j * kr.stride;
+                        let krow = &mut w.kp[jj * hd..(jj + 1) * hd];
+                        for (o, x) in krow.iter_mut().zip(&k[at..at + hd]) {
+                            *o = x.load();
+                        }
+                        let vrow = &mut w.vp[jj * hdp..(jj + 1) * hdp];
+                        for (o, x) in vrow.iter_mut().zip(&v[at..at + hd]) {
+                            *o = x.load();
+                        }
+                        vrow[hd..].fill(zero);
+                        jj += 1;
+                    }
+                    w.kp[nk * hd..round_up(nk, 4) * hd].fill(zero);
+                    ((w.kp.as_ptr(), hd), (w.vp.as_ptr(), hdp))
+                }
+            };
             let nkp = round_up(nk, 4);
-            w.kp[nk * hd..nkp * hd].fill(zero);
             w.bias[nk..nkp].fill(zero);
 
             // 1. Scores st[j][r] of the kept keys (padded keys computed, never used).
@@ -216,11 +243,12 @@ where
                 let bias = bias_all.map(|b| &b[j0..j0 + 4]);
                 for v0 in (0..nvq).step_by(V::NV) {
                     let nv = V::NV.min(nvq - v0);
-                    // SAFETY: we run inside `run_lanes` at `V`'s level; kp has rows
-                    // j0..j0+4 <= 64 of hd; qt has hd rows of ld = rp >= (v0+nv)·W
-                    // columns; st has 64 rows of ld.
+                    // SAFETY: we run inside `run_lanes` at `V`'s level; the keys have
+                    // rows j0..j0+4 <= nkp of hd (packed, or the tile's own rows when
+                    // nkp = nk); qt has hd rows of ld = rp >= (v0+nv)·W columns; st has
+                    // 64 rows of ld.
                     unsafe {
-                        let kp0 = w.kp.as_ptr().add(j0 * hd);
+                        let kp0 = (kp.0.add(j0 * kp.1), kp.1);
                         let qt0 = w.qt.as_ptr().add(v0 * wv);
                         let st0 = w.st.as_mut_ptr().add(j0 * ld + v0 * wv);
                         with_nv!(nv, qk_block::<V>(hd, kp0, qt0, ld, scale, bias, st0));
@@ -271,13 +299,14 @@ where
                 for v0 in (0..nvd).step_by(V::NV) {
                     let nv = V::NV.min(nvd - v0);
                     // SAFETY: `V`'s level; st has nk <= 64 rows of ld with columns
-                    // r0..r0+4 <= rp; vp nk rows of hdp with (v0+nv)·W <= hdp columns;
-                    // acc rows r0..r0+4 <= rp of hdp.
+                    // r0..r0+4 <= rp; the values nk rows with (v0+nv)·W <= hdp readable
+                    // columns (packed: hdp wide; direct: hdp = hd); acc rows
+                    // r0..r0+4 <= rp of hdp.
                     unsafe {
-                        let st0 = w.st.as_ptr().add(r0);
-                        let vp0 = w.vp.as_ptr().add(v0 * wv);
-                        let acc0 = w.acc.as_mut_ptr().add(r0 * hdp + v0 * wv);
-                        with_nv!(nv, pv_block::<V>(nk, st0, ld, vp0, hdp, c4, acc0));
+                        let st0 = (w.st.as_ptr().add(r0), ld);
+                        let vp0 = (vp.0.add(v0 * wv), vp.1);
+                        let acc0 = (w.acc.as_mut_ptr().add(r0 * hdp + v0 * wv), hdp);
+                        with_nv!(nv, pv_block::<V>(nk, st0, vp0, c4, acc0));
                     }
                 }
             }

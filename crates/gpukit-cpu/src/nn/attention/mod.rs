@@ -30,6 +30,10 @@ use lanes::{LaneReal, run_lanes};
 /// every vector width (16) and of the 4-row register blocks.
 const BQ: usize = 64;
 
+/// Query rows per task of the composed scores: the keys are packed transposed once per
+/// tile for this many rows.
+const BQS: usize = 256;
+
 /// Below this many multiply-adds (`rows · nkv · hd` summed) a launch runs on the calling
 /// thread: rayon's fork/join would cost more than it saves.
 const SERIAL_WORK: usize = 1 << 17;
@@ -75,20 +79,20 @@ struct Scratch<R> {
 }
 
 impl<R: Real> Scratch<R> {
-    /// Makes every buffer large enough for head width `hd` (`hdp` padded).
-    fn ensure(&mut self, hd: usize, hdp: usize) {
+    /// Makes every buffer large enough for `bq` rows of head width `hd` (`hdp` padded).
+    fn ensure(&mut self, bq: usize, hd: usize, hdp: usize) {
         let grow = |v: &mut Vec<R>, len: usize| {
             if v.len() < len {
                 v.resize(len, R::ZERO);
             }
         };
-        grow(&mut self.qt, BQ * hd);
+        grow(&mut self.qt, bq * hd);
         grow(&mut self.kp, KEY_TILE * hd);
         grow(&mut self.vp, KEY_TILE * hdp);
-        grow(&mut self.st, KEY_TILE * BQ);
-        grow(&mut self.acc, BQ * hdp);
+        grow(&mut self.st, KEY_TILE * bq);
+        grow(&mut self.acc, bq * hdp);
         for v in [&mut self.m, &mut self.mnew, &mut self.c, &mut self.l] {
-            grow(v, BQ);
+            grow(v, bq);
         }
         grow(&mut self.bias, KEY_TILE);
     }
@@ -285,12 +289,12 @@ where
     let (q, k, mask) = (&q[..], &k[..], &mask[..]);
     let sb: RawBuf<'_, T> = sb;
 
-    let blocks = n.div_ceil(BQ);
+    let blocks = n.div_ceil(BQS);
     let tasks = heads * blocks;
     let work = s_len.saturating_mul(hd.max(1));
     run_tasks(tasks, work, |w, t| {
         let (h, blk) = (t / blocks, t % blocks);
-        let i0 = blk * BQ;
+        let i0 = blk * BQS;
         let mrow = has_mask.then(|| {
             let row = (h / hpb) * nkv;
             &mask[row..row + nkv]
@@ -299,7 +303,7 @@ where
             q,
             k,
             mask: mrow,
-            block: (h, i0, n.min(i0 + BQ) - i0),
+            block: (h, i0, n.min(i0 + BQS) - i0),
             n_nkv: (n, nkv),
             hd,
             scale,

@@ -1,4 +1,4 @@
-//! The composed attention's scores task: one head and a block of up to [`BQ`] query
+//! The composed attention's scores task: one head and a block of up to [`BQS`] query
 //! rows, `S[h][i][j] = store(fma chain over d ascending from +0.0 of q·k · scale
 //! [+ mask[j]])` (no key dropped), through the register-tiled micro-kernel with the keys
 //! across lanes (`kt[d][j]`, one tile of [`KEY_TILE`] keys at a time) so that each
@@ -10,7 +10,7 @@ use gpukit_core::numeric::{FloatElement, Real};
 use super::fused::round_up;
 use super::lanes::{LaneBody, LaneReal, Lanes};
 use super::micro::{tile, with_nv};
-use super::{BQ, Scratch};
+use super::{BQS, Scratch};
 use crate::builtins::RawBuf;
 
 /// One scores task (see the module docs).
@@ -21,7 +21,7 @@ pub(super) struct ScoresTask<'a, T: FloatElement> {
     pub(super) k: &'a [T],
     /// This head's mask row of `nkv` values.
     pub(super) mask: Option<&'a [T]>,
-    /// Head, first row of the block, rows in the block (`1..=BQ`).
+    /// Head, first row of the block, rows in the block (`1..=BQS`).
     pub(super) block: (usize, usize, usize),
     /// Queries per head and keys per head.
     pub(super) n_nkv: (usize, usize),
@@ -95,18 +95,19 @@ where
         let wv = V::W;
         let rp = round_up(rows, 4);
         let ld = rp;
-        w.ensure(hd, round_up(hd, wv));
+        w.ensure(BQS, hd, round_up(hd, wv));
 
         // Queries, transposed: qt[d][r]; padded rows are zero.
-        for r in 0..rp {
+        let qt = &mut w.qt[..hd * ld];
+        for r in (0..rp).filter(|_| hd > 0) {
             if r < rows {
                 let at = (h * n + i0 + r) * hd;
-                for (d, x) in q[at..at + hd].iter().enumerate() {
-                    w.qt[d * ld + r] = x.load();
+                for (o, x) in qt[r..].iter_mut().step_by(ld).zip(&q[at..at + hd]) {
+                    *o = x.load();
                 }
             } else {
-                for d in 0..hd {
-                    w.qt[d * ld + r] = zero;
+                for o in qt[r..].iter_mut().step_by(ld) {
+                    *o = zero;
                 }
             }
         }
@@ -117,15 +118,16 @@ where
             let nk = end - start;
             let nkp = round_up(nk, wv);
             // Keys, transposed: kt[d][j] (row stride KEY_TILE); padded keys are zero.
-            for jj in 0..nkp {
+            let kt = &mut w.kp[..hd * KEY_TILE];
+            for jj in (0..nkp).filter(|_| hd > 0) {
                 if jj < nk {
                     let at = (h * nkv + start + jj) * hd;
-                    for (d, x) in k[at..at + hd].iter().enumerate() {
-                        w.kp[d * KEY_TILE + jj] = x.load();
+                    for (o, x) in kt[jj..].iter_mut().step_by(KEY_TILE).zip(&k[at..at + hd]) {
+                        *o = x.load();
                     }
                 } else {
-                    for d in 0..hd {
-                        w.kp[d * KEY_TILE + jj] = zero;
+                    for o in kt[jj..].iter_mut().step_by(KEY_TILE) {
+                        *o = zero;
                     }
                 }
             }
@@ -141,7 +143,7 @@ where
                     let nv = V::NV.min(nvk - v0);
                     // SAFETY: `V`'s level (inside `run_lanes`); qt has hd rows of
                     // ld = rp >= r0 + 4 columns; kt hd rows of KEY_TILE >= nkp columns;
-                    // bias KEY_TILE values; st BQ >= rp rows of KEY_TILE.
+                    // bias KEY_TILE values; st BQS >= rp rows of KEY_TILE.
                     unsafe {
                         let qt0 = w.qt.as_ptr().add(r0);
                         let kt0 = w.kp.as_ptr().add(v0 * wv);
@@ -165,4 +167,4 @@ where
     }
 }
 
-const _: () = assert!(BQ % 4 == 0 && KEY_TILE % 16 == 0);
+const _: () = assert!(BQS % 4 == 0 && KEY_TILE % 16 == 0);
