@@ -24,7 +24,7 @@ use gpukit_core::numeric::{FloatElement, Real};
 
 use super::lanes::{LaneBody, LaneReal, Lanes, max_l};
 use super::micro::{tile, with_nv};
-use super::{BQ, Rows, Scratch};
+use super::{BQ, Rows, Scratch, load_row};
 use crate::builtins::RawBuf;
 use crate::vmath::LaneMath;
 
@@ -166,8 +166,9 @@ where
         for r in 0..rp {
             if r < rows {
                 let at = qr.base + (i0 + r) * qr.stride;
-                for (o, x) in qt[r..].iter_mut().step_by(ld).zip(&q[at..at + hd]) {
-                    *o = x.load();
+                load_row(&q[at..at + hd], &mut w.row[..hd]);
+                for (o, &x) in qt[r..].iter_mut().step_by(ld).zip(&w.row[..hd]) {
+                    *o = x;
                 }
             } else {
                 for o in qt[r..].iter_mut().step_by(ld) {
@@ -219,14 +220,9 @@ where
                             continue;
                         }
                         let at = kr.base + j * kr.stride;
-                        let krow = &mut w.kp[jj * hd..(jj + 1) * hd];
-                        for (o, x) in krow.iter_mut().zip(&k[at..at + hd]) {
-                            *o = x.load();
-                        }
+                        load_row(&k[at..at + hd], &mut w.kp[jj * hd..(jj + 1) * hd]);
                         let vrow = &mut w.vp[jj * hdp..(jj + 1) * hdp];
-                        for (o, x) in vrow.iter_mut().zip(&v[at..at + hd]) {
-                            *o = x.load();
-                        }
+                        load_row(&v[at..at + hd], &mut vrow[..hd]);
                         vrow[hd..].fill(zero);
                         jj += 1;
                     }
@@ -277,17 +273,16 @@ where
                     e
                 };
             }
-            for j in 0..nk {
-                for (s, &mn) in w.st[j * ld..j * ld + rp].iter_mut().zip(mnew.iter()) {
-                    let e = (*s - mn).exp_l();
-                    *s = if mn == ninf { zero } else { e };
-                }
-            }
             for (a, &cr) in l.iter_mut().zip(c.iter()) {
                 *a = *a * cr;
             }
+            // Weights, and the denominator's additions in ascending key order.
             for j in 0..nk {
-                for (a, &p) in l.iter_mut().zip(&w.st[j * ld..j * ld + rp]) {
+                let srow = &mut w.st[j * ld..j * ld + rp];
+                for ((s, &mn), a) in srow.iter_mut().zip(mnew.iter()).zip(l.iter_mut()) {
+                    let e = (*s - mn).exp_l();
+                    let p = if mn == ninf { zero } else { e };
+                    *s = p;
                     *a = *a + p;
                 }
             }

@@ -76,6 +76,8 @@ struct Scratch<R> {
     l: Vec<R>,
     /// The mask values of the tile's (kept) keys.
     bias: Vec<R>,
+    /// One input row in the compute type, before a transposed store.
+    row: Vec<R>,
 }
 
 impl<R: Real> Scratch<R> {
@@ -95,6 +97,41 @@ impl<R: Real> Scratch<R> {
             grow(v, bq);
         }
         grow(&mut self.bias, KEY_TILE);
+        grow(&mut self.row, hd);
+    }
+}
+
+/// `dst[i] = src[i].load()` for every `i` (equal lengths): f16 and bf16 in bulk through
+/// the `half` crate's vectorised conversions (exact, like `load`), f32 and f64 copied.
+#[inline(always)]
+fn load_row<T: FloatElement>(src: &[T], dst: &mut [T::Real]) {
+    use gpukit_core::half::slice::HalfFloatSliceExt;
+    use std::any::TypeId;
+    let n = src.len().min(dst.len());
+    let to_f32 = TypeId::of::<T::Real>() == TypeId::of::<f32>();
+    if to_f32 && TypeId::of::<T>() == TypeId::of::<f16>() {
+        // SAFETY: `T` is f16 and `T::Real` is f32 (checked just above), so these are the
+        // same `n` elements of both slices under their own types.
+        let (s, d) = unsafe {
+            (
+                std::slice::from_raw_parts(src.as_ptr().cast::<f16>(), n),
+                std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<f32>(), n),
+            )
+        };
+        s.convert_to_f32_slice(d);
+    } else if to_f32 && TypeId::of::<T>() == TypeId::of::<bf16>() {
+        // SAFETY: as above, with `T` bf16.
+        let (s, d) = unsafe {
+            (
+                std::slice::from_raw_parts(src.as_ptr().cast::<bf16>(), n),
+                std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<f32>(), n),
+            )
+        };
+        s.convert_to_f32_slice(d);
+    } else {
+        for (o, x) in dst.iter_mut().zip(src) {
+            *o = x.load();
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use gpukit_core::numeric::{FloatElement, Real};
 use super::fused::round_up;
 use super::lanes::{LaneBody, LaneReal, Lanes};
 use super::micro::{tile, with_nv};
-use super::{BQS, Scratch};
+use super::{BQS, Scratch, load_row};
 use crate::builtins::RawBuf;
 
 /// One scores task (see the module docs).
@@ -102,8 +102,9 @@ where
         for r in (0..rp).filter(|_| hd > 0) {
             if r < rows {
                 let at = (h * n + i0 + r) * hd;
-                for (o, x) in qt[r..].iter_mut().step_by(ld).zip(&q[at..at + hd]) {
-                    *o = x.load();
+                load_row(&q[at..at + hd], &mut w.row[..hd]);
+                for (o, &x) in qt[r..].iter_mut().step_by(ld).zip(&w.row[..hd]) {
+                    *o = x;
                 }
             } else {
                 for o in qt[r..].iter_mut().step_by(ld) {
@@ -122,8 +123,9 @@ where
             for jj in (0..nkp).filter(|_| hd > 0) {
                 if jj < nk {
                     let at = (h * nkv + start + jj) * hd;
-                    for (o, x) in kt[jj..].iter_mut().step_by(KEY_TILE).zip(&k[at..at + hd]) {
-                        *o = x.load();
+                    load_row(&k[at..at + hd], &mut w.row[..hd]);
+                    for (o, &x) in kt[jj..].iter_mut().step_by(KEY_TILE).zip(&w.row[..hd]) {
+                        *o = x;
                     }
                 } else {
                     for o in kt[jj..].iter_mut().step_by(KEY_TILE) {
