@@ -322,4 +322,4 @@ where
     }
 }
 
-const _: () = assert!(BQ % 16 == 0 && KEY_TILE % 4 == 0);
+const _: () = assert!(BQ.is_multiple_of(16) && KEY_TILE.is_multiple_of(4));

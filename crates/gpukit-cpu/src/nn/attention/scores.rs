@@ -169,4 +169,4 @@ where
     }
 }
 
-const _: () = assert!(BQS % 4 == 0 && KEY_TILE % 16 == 0);
+const _: () = assert!(BQS.is_multiple_of(4) && KEY_TILE.is_multiple_of(16));
