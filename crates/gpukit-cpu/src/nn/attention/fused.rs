@@ -1,0 +1,325 @@
+//! The fused attention's task: one (sequence, head) and a block of up to [`BQ`] query
+//! rows, walking the key tiles in order with the online softmax of
+//! docs/ops/attention.md.
+//!
+//! Per tile the task packs the kept keys (`kp[j][d]`, zero rows up to a multiple of 4)
+//! and their values (`vp[j][d]`, zero columns up to a multiple of the vector width),
+//! then runs three steps whose every value has the contract's chain of operations:
+//!
+//! 1. **Scores** (micro-kernel, rows across lanes): `st[j][r] = fma chain over d
+//!    ascending from +0.0 of q[r][d]·k[j][d]`, `· scale`, `+ mask[j]`; the queries are
+//!    packed transposed once per task (`qt[d][r]`), four keys per register block.
+//! 2. **Online softmax**, vectorised across rows: the running maximum (`max_nan` is
+//!    order-free), the rescale factor `c`, the weights `p = exp(s − m_new)` (lane-form
+//!    exp), and the denominator `l = l·c` then `+ p_j` for `j` ascending — each row's
+//!    chain sequential over keys, the rows in the lanes.
+//! 3. **P·V** (micro-kernel, head dimension across lanes): `acc = acc·c`, then
+//!    `acc = fma(p_j, v[j][d], acc)` for `j` ascending, four rows per register block.
+//!
+//! Memory per task is fixed by [`BQ`], [`KEY_TILE`] and the head width, never by the
+//! sequence lengths.
+
+use gpukit_core::abi::attention::{KEY_TILE, MASK_DROP};
+use gpukit_core::numeric::{FloatElement, Real};
+
+use super::lanes::{LaneBody, LaneReal, Lanes, max_l};
+use super::micro::{tile, with_nv};
+use super::{BQ, Rows, Scratch, load_row};
+use crate::builtins::RawBuf;
+use crate::vmath::LaneMath;
+
+/// One fused task (see the module docs).
+pub(super) struct FusedTask<'a, T: FloatElement> {
+    /// Queries (the whole tensor).
+    pub(super) q: &'a [T],
+    /// Keys (the whole tensor).
+    pub(super) k: &'a [T],
+    /// Values (the whole tensor).
+    pub(super) v: &'a [T],
+    /// This (sequence, head)'s mask row of `nkv` values.
+    pub(super) mask: Option<&'a [T]>,
+    /// Where the queries/outputs and the keys/values of this (sequence, head) live.
+    pub(super) rows: (Rows, Rows),
+    /// The block's first row and its number of rows (`1..=BQ`).
+    pub(super) block: (usize, usize),
+    /// Keys per sequence.
+    pub(super) nkv: usize,
+    /// Head width (`1..=256`).
+    pub(super) hd: usize,
+    /// The scale in the compute type.
+    pub(super) scale: T::Real,
+    /// The output tensor.
+    pub(super) out: RawBuf<'a, T>,
+    /// The task's scratch.
+    pub(super) w: &'a mut Scratch<T::Real>,
+}
+
+/// Rounds `x` up to a multiple of `m`.
+#[inline(always)]
+pub(super) fn round_up(x: usize, m: usize) -> usize {
+    x.div_ceil(m) * m
+}
+
+/// Four keys' scores for `NV` vectors of rows: `st[j0 + m][rows of v]`.
+///
+/// # Safety
+/// `V`'s instruction set; 4 key rows of `hd` (row stride `ldk`) from `kp0`; `qt` has `hd` rows of
+/// `ld` from `qt0` with `NV·W` readable columns; `st` 4 writable rows of `ld` likewise.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn qk_block<V: Lanes, const NV: usize>(
+    hd: usize,
+    (kp0, ldk): (*const V::R, usize),
+    qt0: *const V::R,
+    ld: usize,
+    scale: V::R,
+    bias: Option<&[V::R]>,
+    st0: *mut V::R,
+) {
+    // SAFETY: the instruction set (caller).
+    let zero = unsafe { V::splat(<V::R as Real>::ZERO) };
+    let mut acc = [[zero; NV]; 4];
+    // SAFETY: a(d, m) = kp[m][d] and b(d, v) = qt[d][v·W..] are in bounds (caller).
+    unsafe { tile::<V, 4, NV>(hd, (kp0, 1, ldk), (qt0, ld), &mut acc) };
+    // SAFETY: the instruction set (caller).
+    let sc = unsafe { V::splat(scale) };
+    for (m, row) in acc.iter().enumerate() {
+        // SAFETY: the instruction set; `st` rows in bounds (caller).
+        unsafe {
+            let b = bias.map(|b| V::splat(b[m]));
+            for (vi, &x) in row.iter().enumerate() {
+                let mut s = x.mul(sc);
+                if let Some(b) = b {
+                    s = s.add(b);
+                }
+                s.store(st0.add(m * ld + vi * V::W));
+            }
+        }
+    }
+}
+
+/// Four rows' accumulators for `NV` vectors of the head dimension: rescale by `c`, then
+/// one fma per key `j < nk` ascending.
+///
+/// # Safety
+/// `V`'s instruction set; `st` has `nk` rows of `ld` with 4 readable columns from
+/// `st0`; the values `nk` rows of `ldv` with `NV·W` readable columns from `vp0`; `acc`
+/// 4 rows of `lda` with `NV·W` writable columns from `acc0`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn pv_block<V: Lanes, const NV: usize>(
+    nk: usize,
+    (st0, ld): (*const V::R, usize),
+    (vp0, ldv): (*const V::R, usize),
+    c: &[V::R],
+    (acc0, lda): (*mut V::R, usize),
+) {
+    // SAFETY: the instruction set (caller); the accumulator rows are in bounds (caller).
+    let mut acc: [[V; NV]; 4] = std::array::from_fn(|r| unsafe {
+        let cr = V::splat(c[r]);
+        std::array::from_fn(|v| V::load(acc0.add(r * lda + v * V::W)).mul(cr))
+    });
+    // SAFETY: a(j, r) = st[j][r] and b(j, v) = vp[j][v·W..] are in bounds (caller).
+    unsafe { tile::<V, 4, NV>(nk, (st0, ld, 1), (vp0, ldv), &mut acc) };
+    for (r, row) in acc.iter().enumerate() {
+        for (v, &x) in row.iter().enumerate() {
+            // SAFETY: in bounds (caller); the instruction set.
+            unsafe { x.store(acc0.add(r * lda + v * V::W)) };
+        }
+    }
+}
+
+impl<T: FloatElement> LaneBody<T::Real> for FusedTask<'_, T>
+where
+    T::Real: LaneReal,
+{
+    type Out = ();
+
+    #[inline(always)]
+    fn run<V: Lanes<R = T::Real>>(self) {
+        let FusedTask {
+            q,
+            k,
+            v,
+            mask,
+            rows: (qr, kr),
+            block: (i0, rows),
+            nkv,
+            hd,
+            scale,
+            out,
+            w,
+        } = self;
+        let zero = <T::Real as Real>::ZERO;
+        let ninf = <T::Real as Real>::NEG_INFINITY;
+        let drop_below = <T::Real as Real>::from_f64(MASK_DROP);
+        let wv = V::W;
+        // Rows padded to the vector width and to the 4-row blocks (64 is a multiple of
+        // both, so `rp <= BQ`); head width padded to the vector width.
+        let rp = round_up(rows, wv.max(4));
+        let ld = rp;
+        let hdp = round_up(hd, wv);
+        w.ensure(BQ, hd, hdp);
+
+        // Queries, transposed: qt[d][r]; padded rows are zero.
+        let qt = &mut w.qt[..hd * ld];
+        for r in 0..rp {
+            if r < rows {
+                let at = qr.base + (i0 + r) * qr.stride;
+                load_row(&q[at..at + hd], &mut w.row[..hd]);
+                for (o, &x) in qt[r..].iter_mut().step_by(ld).zip(&w.row[..hd]) {
+                    *o = x;
+                }
+            } else {
+                for o in qt[r..].iter_mut().step_by(ld) {
+                    *o = zero;
+                }
+            }
+        }
+        // K and V as the compute type, when they are (f32, f64) and the head width
+        // needs no padding.
+        let direct = (std::any::TypeId::of::<T>() == std::any::TypeId::of::<T::Real>()
+            && hd == hdp)
+            .then(|| (k.as_ptr().cast::<T::Real>(), v.as_ptr().cast::<T::Real>()));
+        w.acc[..rp * hdp].fill(zero);
+        w.m[..rp].fill(ninf);
+        w.l[..rp].fill(zero);
+
+        let nvq = rp / wv;
+        let nvd = hdp / wv;
+        let mut start = 0;
+        while start < nkv {
+            let end = nkv.min(start + KEY_TILE);
+            // The tile's kept keys, ascending, and their mask values.
+            let mut nk = 0;
+            for j in start..end {
+                if let Some(mk) = mask {
+                    let b = mk[j].load();
+                    if b <= drop_below {
+                        continue;
+                    }
+                    w.bias[nk] = b;
+                }
+                nk += 1;
+            }
+            // Keys and values straight from the inputs when they are already the
+            // compute type, nothing is dropped and the blocks need no padding; else
+            // packed (kept keys only, zero padding).
+            let (kp, vp) = match direct {
+                Some((k, v)) if nk == end - start && nk % 4 == 0 => {
+                    let at = kr.base + start * kr.stride;
+                    // SAFETY: `at` is the tile's first key row, inside the inputs.
+                    unsafe { ((k.add(at), kr.stride), (v.add(at), kr.stride)) }
+                }
+                _ => {
+                    let mut jj = 0;
+                    for j in start..end {
+                        if let Some(mk) = mask
+                            && mk[j].load() <= drop_below
+                        {
+                            continue;
+                        }
+                        let at = kr.base + j * kr.stride;
+                        load_row(&k[at..at + hd], &mut w.kp[jj * hd..(jj + 1) * hd]);
+                        let vrow = &mut w.vp[jj * hdp..(jj + 1) * hdp];
+                        load_row(&v[at..at + hd], &mut vrow[..hd]);
+                        vrow[hd..].fill(zero);
+                        jj += 1;
+                    }
+                    w.kp[nk * hd..round_up(nk, 4) * hd].fill(zero);
+                    ((w.kp.as_ptr(), hd), (w.vp.as_ptr(), hdp))
+                }
+            };
+            let nkp = round_up(nk, 4);
+            w.bias[nk..nkp].fill(zero);
+
+            // 1. Scores st[j][r] of the kept keys (padded keys computed, never used).
+            let bias_all = mask.map(|_| &w.bias[..]);
+            for j0 in (0..nkp).step_by(4) {
+                let bias = bias_all.map(|b| &b[j0..j0 + 4]);
+                for v0 in (0..nvq).step_by(V::NV) {
+                    let nv = V::NV.min(nvq - v0);
+                    // SAFETY: we run inside `run_lanes` at `V`'s level; the keys have
+                    // rows j0..j0+4 <= nkp of hd (packed, or the tile's own rows when
+                    // nkp = nk); qt has hd rows of ld = rp >= (v0+nv)·W columns; st has
+                    // 64 rows of ld.
+                    unsafe {
+                        let kp0 = (kp.0.add(j0 * kp.1), kp.1);
+                        let qt0 = w.qt.as_ptr().add(v0 * wv);
+                        let st0 = w.st.as_mut_ptr().add(j0 * ld + v0 * wv);
+                        with_nv!(nv, qk_block::<V>(hd, kp0, qt0, ld, scale, bias, st0));
+                    }
+                }
+            }
+
+            // 2. Online softmax across the rows (lanes); keys j < nk in order.
+            let (m, mnew, c, l) = (
+                &mut w.m[..rp],
+                &mut w.mnew[..rp],
+                &mut w.c[..rp],
+                &mut w.l[..rp],
+            );
+            mnew.copy_from_slice(m);
+            for j in 0..nk {
+                for (a, &s) in mnew.iter_mut().zip(&w.st[j * ld..j * ld + rp]) {
+                    *a = max_l(*a, s);
+                }
+            }
+            for ((cr, &mo), &mn) in c.iter_mut().zip(m.iter()).zip(mnew.iter()) {
+                let e = (mo - mn).exp_l();
+                *cr = if mn == ninf {
+                    <T::Real as Real>::ONE
+                } else {
+                    e
+                };
+            }
+            for (a, &cr) in l.iter_mut().zip(c.iter()) {
+                *a = *a * cr;
+            }
+            // Weights, and the denominator's additions in ascending key order.
+            for j in 0..nk {
+                let srow = &mut w.st[j * ld..j * ld + rp];
+                for ((s, &mn), a) in srow.iter_mut().zip(mnew.iter()).zip(l.iter_mut()) {
+                    let e = (*s - mn).exp_l();
+                    let p = if mn == ninf { zero } else { e };
+                    *s = p;
+                    *a = *a + p;
+                }
+            }
+            m.copy_from_slice(mnew);
+
+            // 3. acc = acc·c, then the kept keys' fmas in ascending order.
+            for r0 in (0..rp).step_by(4) {
+                let c4 = &w.c[r0..r0 + 4];
+                for v0 in (0..nvd).step_by(V::NV) {
+                    let nv = V::NV.min(nvd - v0);
+                    // SAFETY: `V`'s level; st has nk <= 64 rows of ld with columns
+                    // r0..r0+4 <= rp; the values nk rows with (v0+nv)·W <= hdp readable
+                    // columns (packed: hdp wide; direct: hdp = hd); acc rows
+                    // r0..r0+4 <= rp of hdp.
+                    unsafe {
+                        let st0 = (w.st.as_ptr().add(r0), ld);
+                        let vp0 = (vp.0.add(v0 * wv), vp.1);
+                        let acc0 = (w.acc.as_mut_ptr().add(r0 * hdp + v0 * wv), hdp);
+                        with_nv!(nv, pv_block::<V>(nk, st0, vp0, c4, acc0));
+                    }
+                }
+            }
+            start = end;
+        }
+
+        // o = store(acc / l).
+        for r in 0..rows {
+            let at = qr.base + (i0 + r) * qr.stride;
+            // SAFETY: (sequence, head, row) belongs to this task alone, so no other task
+            // touches these `hd` elements; in bounds of the checked output length.
+            let dst = unsafe { out.slice_mut(at, at + hd) };
+            let lr = w.l[r];
+            for (x, &a) in dst.iter_mut().zip(&w.acc[r * hdp..r * hdp + hd]) {
+                *x = T::store(a / lr);
+            }
+        }
+    }
+}
+
+const _: () = assert!(BQ.is_multiple_of(16) && KEY_TILE.is_multiple_of(4));
