@@ -1,8 +1,8 @@
 //! The register-tiled micro-kernels, one family per instruction set.
 //!
 //! A micro-kernel computes an `MR × NR` tile of partial sums from a packed A panel
-//! (`[kc][MR]`) and a packed B panel (`[kc][NR]`): for every `r < MR`, `j < NR`,
-//! `acc = fma(a[t][r], b[t][j], acc)` for `t = 0..kc` ascending, where `acc` starts as
+//! (`[MR][kc]`, row-major: packing A is a plain copy) and a packed B panel
+//! (`[kc][NR]`): for every `r < MR`, `j < NR`, `acc = fma(a[r][t], b[t][j], acc)` for `t = 0..kc` ascending, where `acc` starts as
 //! `+0.0` (the first k-block) or as the stored partial `c[r*ldc + j]` (later k-blocks).
 //! Each output lives in one vector lane of one accumulator, so the chain is exactly the
 //! contract's scalar chain, whatever the vector width.
@@ -28,7 +28,7 @@ impl<R> Kernel<R> {
     /// Runs the kernel on one tile.
     ///
     /// # Safety
-    /// `a` holds `kc * mr` and `b` `kc * nr` readable values; `c` is valid for reads and
+    /// `a` holds `mr * kc` (`[mr][kc]`) and `b` `kc * nr` (`[kc][nr]`) readable values; `c` is valid for reads and
     /// writes of `mr` rows of `nr` values at stride `ldc`, and nothing else accesses
     /// them during the call. With `load` false the chains start from `+0.0` and `c` is
     /// only written.
@@ -71,10 +71,9 @@ unsafe fn micro_scalar<R: Real, const MR: usize, const NR: usize>(
             }
         }
         for t in 0..kc {
-            let ap = a.add(t * MR);
             let bp = b.add(t * NR);
             for (r, row) in acc.iter_mut().enumerate() {
-                let x = *ap.add(r);
+                let x = *a.add(r * kc + t);
                 for (j, v) in row.iter_mut().enumerate() {
                     *v = x.fma(*bp.add(j), *v);
                 }
@@ -111,7 +110,7 @@ mod x86 {
                 const MR: usize = $mr;
                 const NV: usize = $nv;
                 const NR: usize = NV * $w;
-                // SAFETY: `a` holds kc*MR, `b` kc*NR values; `c` holds MR rows of NR
+                // SAFETY: `a` holds MR*kc ([MR][kc]), `b` kc*NR values; `c` holds MR rows of NR
                 // values at stride ldc (the contract); unaligned loads and stores.
                 unsafe {
                     let mut acc: [[$v; NV]; MR] = [[$zero(); NV]; MR];
@@ -130,12 +129,12 @@ mod x86 {
                             bv[v] = $load(bp.add(v * $w));
                         }
                         for r in 0..MR {
-                            let x = $set1(*ap.add(r));
+                            let x = $set1(*ap.add(r * kc));
                             for v in 0..NV {
                                 acc[r][v] = $fmadd(x, bv[v], acc[r][v]);
                             }
                         }
-                        ap = ap.add(MR);
+                        ap = ap.add(1);
                         bp = bp.add(NR);
                     }
                     for r in 0..MR {

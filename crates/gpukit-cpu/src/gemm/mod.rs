@@ -5,7 +5,7 @@
 //!
 //! Structure (Goto/BLIS): the product is split into column blocks of `nc` columns; a
 //! block's B is packed once for all of `k` into `[kc-block][NR-panel][kc][NR]`; row
-//! blocks of `mc` rows pack their A per k-block into `[MR-panel][kc][MR]`; the
+//! blocks of `mc` rows pack their A per k-block into `[MR-panel][MR][kc]`; the
 //! micro-kernel ([`micro`]) runs every `MR × NR` tile of the row block for one k-block,
 //! B's micro-panel staying in L1 while A's panels stream from L2. K-blocks run in
 //! ascending order and a tile's partial sums stay exact in a compute-type scratch
@@ -34,7 +34,7 @@ pub(crate) use pack::{RowMajor, TransB};
 use crate::kernels::simd::{dispatch, simd_level};
 
 /// Packs A: `dst` receives the row panels of rows `r0..r0+rows`, k `t0..t0+kc` of
-/// matrix `bi`: panel `p` holds `a(r0 + p*mr + i, t0 + t)` at `p*kc*mr + t*mr + i`;
+/// matrix `bi`: panel `p` holds `a(r0 + p*mr + i, t0 + t)` at `p*kc*mr + i*kc + t`;
 /// rows past `rows` (to the panel boundary) are `+0.0`.
 pub(crate) trait PackA<R>: Sync {
     /// See the trait.

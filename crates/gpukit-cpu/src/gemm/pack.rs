@@ -32,15 +32,14 @@ impl<T: FloatElement + Sync> PackA<T::Real> for RowMajor<'_, T> {
         for (p, panel) in dst.chunks_exact_mut(kc * mr).enumerate() {
             let rlo = p * mr;
             let rn = mr.min(rows - rlo);
-            for i in 0..rn {
-                let src = &self.data[base + (r0 + rlo + i) * self.ld..][..kc];
-                for (d, v) in panel[i..].iter_mut().step_by(mr).zip(src) {
-                    *d = v.load();
-                }
-            }
-            if rn < mr {
-                for t in 0..kc {
-                    panel[t * mr + rn..(t + 1) * mr].fill(zero);
+            for (i, d) in panel.chunks_exact_mut(kc).enumerate() {
+                if i < rn {
+                    let src = &self.data[base + (r0 + rlo + i) * self.ld..][..kc];
+                    for (o, v) in d.iter_mut().zip(src) {
+                        *o = v.load();
+                    }
+                } else {
+                    d.fill(zero);
                 }
             }
         }
