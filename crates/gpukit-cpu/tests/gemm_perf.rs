@@ -182,12 +182,15 @@ fn conv_t(kit: &Kit, d: DType, n: usize, ci: usize, hw: usize, co: usize) -> f64
     2.0 * (n * co * hw * hw * ci * 9) as f64 / t / 1e9
 }
 
+/// A named benchmark returning GFLOP/s.
+type Case<'a> = (&'a str, Box<dyn Fn() -> f64 + 'a>);
+
 #[test]
 #[ignore]
 fn gemm_perf_report() {
     let kit = Kit::from_device(Box::new(CpuDevice::new()));
     println!("threads: {}", rayon::current_num_threads());
-    let cases: Vec<(&str, Box<dyn Fn() -> f64>)> = vec![
+    let cases: Vec<Case<'_>> = vec![
         (
             "sgemm 1024",
             Box::new(|| bmm(&kit, DType::F32, 1, 1024, 1024, 1024)),

@@ -236,10 +236,10 @@ fn check_gemm<T: F>(special: u64) {
     let mut variant = 0usize;
     for &(m, k, n) in SHAPES {
         variant += 1;
-        let trans = variant % 2 == 0;
-        let has_c = variant % 3 != 0;
+        let trans = variant.is_multiple_of(2);
+        let has_c = !variant.is_multiple_of(3);
         let has_bias = variant % 4 != 1;
-        let (alpha, beta) = if variant % 5 == 0 {
+        let (alpha, beta) = if variant.is_multiple_of(5) {
             (1.0, 1.0)
         } else {
             (0.75, -1.25)
@@ -415,7 +415,7 @@ fn check_conv<T: F>(special: u64) {
         let x = vals::<T>(&mut r, n * c_in * h * wd, special);
         let w = vals::<T>(&mut r, c_out * c_in / groups * kh * kw, special);
         let bias = vals::<T>(&mut r, c_out, special);
-        let has_bias = gi % 2 == 0;
+        let has_bias = gi.is_multiple_of(2);
         let want = conv_ref(&x, &w, has_bias.then_some(&bias[..]), g);
         at_each_level(|lvl| {
             let (xb, wb, bb) = (

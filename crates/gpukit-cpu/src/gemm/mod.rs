@@ -146,7 +146,7 @@ fn blocking(mr: usize, nr: usize, size: usize, k: usize) -> Blocking {
     // A's row block (mc × kc) takes about half of L2.
     let mc = ((l2 / 2) / (kc * size) / mr * mr).clamp(mr, 24 * mr);
     // B's column block is packed for all of k: about 8 MiB (it streams from L3).
-    let nc = ((8 << 20) / (k.max(1) * size) / nr * nr).clamp(8 * nr, 16384);
+    let nc = ((8 << 20) / (k.max(1) * size) / nr * nr).clamp(8 * nr, 4096);
     Blocking { kc, mc, nc }
 }
 
@@ -183,7 +183,7 @@ pub(crate) fn run<R: GemmReal>(d: Dims, a: &impl PackA<R>, b: &impl PackB<R>, ou
         for bi in 0..d.batch {
             e.columns(bi, (0, d.m), (0, d.n));
         }
-    } else if d.batch >= 2 * threads || fmas / d.batch < SERIAL_FMAS {
+    } else if d.batch >= threads || fmas / d.batch < SERIAL_FMAS {
         // Many products: one per task.
         (0..d.batch)
             .into_par_iter()
