@@ -18,6 +18,7 @@ use gpukit_core::{
 use rayon::prelude::*;
 
 pub mod builtins;
+mod gemm;
 mod kernels;
 pub mod vmath;
 /// Run-time SIMD dispatch: the detected level, a process-wide cap for tests.

@@ -1,0 +1,395 @@
+//! The shared packed GEMM engine of matmul, bmm, gemm and conv2d.
+//!
+//! `C[bi][r][j] = Σ_t A[bi](r, t) · B[bi](t, j)` as the contract's chain: per output,
+//! `acc = fma(a, b, acc)` over `t = 0..k` ascending from `+0.0` in the compute type.
+//!
+//! Structure (Goto/BLIS): the product is split into column blocks of `nc` columns; a
+//! block's B is packed once for all of `k` into `[kc-block][NR-panel][kc][NR]`; row
+//! blocks of `mc` rows pack their A per k-block into `[MR-panel][MR][kc]`; the
+//! micro-kernel ([`micro`]) runs every `MR × NR` tile of the row block for one k-block,
+//! B's micro-panel staying in L1 while A's panels stream from L2. K-blocks run in
+//! ascending order and a tile's partial sums stay exact in a compute-type scratch
+//! between them (for f16/bf16 outputs too: nothing is rounded before the chain ends),
+//! so every output sees exactly one chain of FMAs over `t` ascending. Padded rows and
+//! columns of the panels are `+0.0`; their results are never stored. Only when the
+//! chain is complete does the [`Sink`] apply the op's epilogue (alpha/beta/bias, the
+//! store) in the contract's order.
+//!
+//! Threads: a large product is split by rows (B packed once, in parallel, shared by
+//! the row tasks) or by columns when it has few rows (each task packs its own B
+//! columns); a batch of small products runs one product per task; small work runs on
+//! the calling thread.
+
+mod micro;
+mod pack;
+
+use std::sync::OnceLock;
+
+use rayon::prelude::*;
+
+pub(crate) use micro::GemmReal;
+use micro::Kernel;
+pub(crate) use pack::{RowMajor, TransB};
+
+use crate::kernels::simd::{dispatch, simd_level};
+
+/// Packs A: `dst` receives the row panels of rows `r0..r0+rows`, k `t0..t0+kc` of
+/// matrix `bi`: panel `p` holds `a(r0 + p*mr + i, t0 + t)` at `p*kc*mr + i*kc + t`;
+/// rows past `rows` (to the panel boundary) are `+0.0`.
+pub(crate) trait PackA<R>: Sync {
+    /// See the trait.
+    #[allow(clippy::too_many_arguments)]
+    fn pack_a(
+        &self,
+        bi: usize,
+        r0: usize,
+        rows: usize,
+        t0: usize,
+        kc: usize,
+        mr: usize,
+        dst: &mut [R],
+    );
+}
+
+/// Packs B: `dst` receives the column panels of columns `c0..c0+cols`, k `t0..t0+kc`
+/// of matrix `bi`: panel `p` holds `b(t0 + t, c0 + p*nr + j)` at `p*kc*nr + t*nr + j`;
+/// columns past `cols` (to the panel boundary) are `+0.0`.
+pub(crate) trait PackB<R>: Sync {
+    /// See the trait.
+    #[allow(clippy::too_many_arguments)]
+    fn pack_b(
+        &self,
+        bi: usize,
+        t0: usize,
+        kc: usize,
+        c0: usize,
+        cols: usize,
+        nr: usize,
+        dst: &mut [R],
+    );
+}
+
+/// Receives finished chains: `acc[r*ld + j]` is the complete sum of output
+/// `(r0 + r, c0 + j)` of matrix `bi`, for `r < rows`, `j < cols`. Calls for different
+/// tiles may run concurrently; each output is delivered exactly once.
+pub(crate) trait Sink<R>: Sync {
+    /// See the trait.
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &self,
+        bi: usize,
+        r0: usize,
+        c0: usize,
+        rows: usize,
+        cols: usize,
+        acc: &[R],
+        ld: usize,
+    );
+}
+
+/// The sizes of one (batched) product.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Dims {
+    /// Independent products.
+    pub(crate) batch: usize,
+    /// Rows of each.
+    pub(crate) m: usize,
+    /// Columns of each.
+    pub(crate) n: usize,
+    /// Length of each chain.
+    pub(crate) k: usize,
+}
+
+/// L1 data and L2 cache sizes in bytes, read once from sysfs (defaults 32 KiB, 1 MiB).
+fn caches() -> (usize, usize) {
+    static C: OnceLock<(usize, usize)> = OnceLock::new();
+    *C.get_or_init(|| {
+        let (mut l1, mut l2) = (32 << 10, 1 << 20);
+        for i in 0..8 {
+            let dir = format!("/sys/devices/system/cpu/cpu0/cache/index{i}");
+            let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok();
+            let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
+            else {
+                continue;
+            };
+            let size = size.trim();
+            let bytes = match size.strip_suffix('K') {
+                Some(v) => v.parse::<usize>().ok().map(|v| v << 10),
+                None => match size.strip_suffix('M') {
+                    Some(v) => v.parse::<usize>().ok().map(|v| v << 20),
+                    None => size.parse::<usize>().ok(),
+                },
+            };
+            let Some(bytes) = bytes else { continue };
+            match (level.trim(), kind.trim()) {
+                ("1", "Data") | ("1", "Unified") => l1 = bytes.clamp(16 << 10, 256 << 10),
+                ("2", _) => l2 = bytes.clamp(256 << 10, 8 << 20),
+                _ => {}
+            }
+        }
+        (l1, l2)
+    })
+}
+
+/// Cache blocking for a tile and element size.
+#[derive(Clone, Copy, Debug)]
+struct Blocking {
+    kc: usize,
+    mc: usize,
+    nc: usize,
+}
+
+fn blocking(mr: usize, nr: usize, size: usize, k: usize) -> Blocking {
+    let (l1, l2) = caches();
+    // B's micro-panel (kc × nr) takes about 2/3 of L1.
+    let kc = ((l1 * 2 / 3) / (nr * size) / 16 * 16).clamp(64, 1024);
+    // A's row block (mc × kc) takes about half of L2.
+    let mc = ((l2 / 2) / (kc * size) / mr * mr).clamp(mr, 24 * mr);
+    // B's column block is packed for all of k: about 8 MiB (it streams from L3).
+    let nc = ((8 << 20) / (k.max(1) * size) / nr * nr).clamp(8 * nr, 4096);
+    Blocking { kc, mc, nc }
+}
+
+/// Products with fewer multiply-adds than this run on the calling thread.
+const SERIAL_FMAS: usize = 1 << 18;
+
+/// Runs the product `C = A · B` of `d` into `out`.
+pub(crate) fn run<R: GemmReal>(d: Dims, a: &impl PackA<R>, b: &impl PackB<R>, out: &impl Sink<R>) {
+    if d.batch == 0 || d.m == 0 || d.n == 0 {
+        return;
+    }
+    let kern = R::kernel(simd_level(), d.m);
+    let bl = blocking(kern.mr, kern.nr, std::mem::size_of::<R>(), d.k);
+    let fmas = d
+        .batch
+        .saturating_mul(d.m)
+        .saturating_mul(d.n)
+        .saturating_mul(d.k.max(1));
+    let threads = if fmas < SERIAL_FMAS {
+        1
+    } else {
+        rayon::current_num_threads().max(1)
+    };
+    let e = Engine {
+        d,
+        kern,
+        bl,
+        a,
+        b,
+        out,
+    };
+    let (mp, np) = (d.m.div_ceil(kern.mr), d.n.div_ceil(kern.nr));
+    if threads == 1 {
+        for bi in 0..d.batch {
+            e.columns(bi, (0, d.m), (0, d.n));
+        }
+    } else if d.batch >= threads || fmas / d.batch < SERIAL_FMAS {
+        // Many products: one per task.
+        (0..d.batch)
+            .into_par_iter()
+            .for_each(|bi| e.columns(bi, (0, d.m), (0, d.n)));
+    } else {
+        let parts = threads.div_ceil(d.batch).max(1);
+        if mp >= 4 * parts {
+            for bi in 0..d.batch {
+                e.rows_parallel(bi, parts);
+            }
+        } else {
+            let parts = parts.min(np);
+            (0..d.batch * parts).into_par_iter().for_each(|i| {
+                let (bi, p) = (i / parts, i % parts);
+                let (c0, c1) = (
+                    p * np / parts * kern.nr,
+                    ((p + 1) * np / parts * kern.nr).min(d.n),
+                );
+                e.columns(bi, (0, d.m), (c0, c1));
+            });
+        }
+    }
+}
+
+/// One product's operands, tile and blocking.
+struct Engine<'a, R, A, B, S> {
+    d: Dims,
+    kern: Kernel<R>,
+    bl: Blocking,
+    a: &'a A,
+    b: &'a B,
+    out: &'a S,
+}
+
+impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
+    /// Packs B's columns `c0..c0+cols` for all of `k` into `dst` (k-block `t0` at
+    /// `t0 * ldb`, `ldb = cols` rounded up to panels).
+    #[inline(always)]
+    fn pack_b_all(&self, bi: usize, c0: usize, cols: usize, dst: &mut [R]) {
+        let (k, kc, nr) = (self.d.k, self.bl.kc, self.kern.nr);
+        let ldb = cols.div_ceil(nr) * nr;
+        let mut t0 = 0;
+        while t0 < k {
+            let kcb = kc.min(k - t0);
+            self.b.pack_b(
+                bi,
+                t0,
+                kcb,
+                c0,
+                cols,
+                nr,
+                &mut dst[t0 * ldb..(t0 + kcb) * ldb],
+            );
+            t0 += kcb;
+        }
+    }
+
+    /// Rows `r0..r1` of the column block `c0..c0+cols` whose B is packed in `bp`.
+    #[inline(always)]
+    fn row_blocks(
+        &self,
+        bi: usize,
+        (r0, r1): (usize, usize),
+        (c0, cols): (usize, usize),
+        bp: &[R],
+    ) {
+        let (k, kc, mc) = (self.d.k, self.bl.kc, self.bl.mc);
+        let (mr, nr) = (self.kern.mr, self.kern.nr);
+        let np = cols.div_ceil(nr);
+        let ldc = np * nr;
+        let zero = R::ZERO;
+        let mut ap = vec![zero; mc * kc.min(k)];
+        // Partial sums, tile-major: tile (ir, jr) is the mr × nr block at
+        // (jr*mp + ir)*mr*nr, so consecutive kernel calls touch consecutive memory.
+        let mpmax = mc.min(r1 - r0).div_ceil(mr);
+        let mut cbuf = vec![zero; mpmax * mr * ldc];
+        let mut rowbuf = vec![zero; mr * ldc];
+        let mut ic = r0;
+        while ic < r1 {
+            let mcb = mc.min(r1 - ic);
+            let mp = mcb.div_ceil(mr);
+            if k == 0 {
+                cbuf[..mp * mr * ldc].fill(zero);
+            }
+            let mut t0 = 0;
+            while t0 < k {
+                let kcb = kc.min(k - t0);
+                self.a
+                    .pack_a(bi, ic, mcb, t0, kcb, mr, &mut ap[..mp * mr * kcb]);
+                let bblock = &bp[t0 * ldc..(t0 + kcb) * ldc];
+                for jr in 0..np {
+                    let bpanel = &bblock[jr * kcb * nr..(jr + 1) * kcb * nr];
+                    for ir in 0..mp {
+                        let apanel = &ap[ir * mr * kcb..(ir + 1) * mr * kcb];
+                        let tile = &mut cbuf[(jr * mp + ir) * mr * nr..][..mr * nr];
+                        // SAFETY: the A panel holds kcb*mr and the B panel kcb*nr values
+                        // and the tile mr*nr (all sliced just above, so in bounds); the
+                        // tile is borrowed exclusively for the call.
+                        unsafe {
+                            self.kern.run(
+                                kcb,
+                                apanel.as_ptr(),
+                                bpanel.as_ptr(),
+                                tile.as_mut_ptr(),
+                                nr,
+                                t0 > 0,
+                            )
+                        };
+                    }
+                }
+                t0 += kcb;
+            }
+            // Finished: hand the row panels over row-major.
+            for ir in 0..mp {
+                let rn = mr.min(mcb - ir * mr);
+                for jr in 0..np {
+                    let tile = &cbuf[(jr * mp + ir) * mr * nr..][..mr * nr];
+                    for i in 0..rn {
+                        rowbuf[i * ldc + jr * nr..i * ldc + (jr + 1) * nr]
+                            .copy_from_slice(&tile[i * nr..(i + 1) * nr]);
+                    }
+                }
+                self.out
+                    .finish(bi, ic + ir * mr, c0, rn, cols, &rowbuf, ldc);
+            }
+            ic += mcb;
+        }
+    }
+
+    /// Rows `r0..r1`, columns `c0..c1` of product `bi`, on this thread (packing its own
+    /// B column blocks).
+    fn columns(&self, bi: usize, (r0, r1): (usize, usize), (c0, c1): (usize, usize)) {
+        dispatch(
+            #[inline(always)]
+            || {
+                let (k, nc, nr) = (self.d.k, self.bl.nc, self.kern.nr);
+                let ncap = nc.min((c1 - c0).div_ceil(nr) * nr);
+                let mut bp = vec![R::ZERO; k * ncap];
+                let mut jc = c0;
+                while jc < c1 {
+                    let cols = nc.min(c1 - jc);
+                    let ldb = cols.div_ceil(nr) * nr;
+                    self.pack_b_all(bi, jc, cols, &mut bp[..k * ldb]);
+                    self.row_blocks(bi, (r0, r1), (jc, cols), &bp[..k * ldb]);
+                    jc += cols;
+                }
+            },
+        )
+    }
+
+    /// Product `bi` split by rows into `parts` tasks; each column block's B is packed
+    /// once, in parallel, and shared.
+    fn rows_parallel(&self, bi: usize, parts: usize) {
+        let (m, n, k) = (self.d.m, self.d.n, self.d.k);
+        let (mr, nr, nc) = (self.kern.mr, self.kern.nr, self.bl.nc);
+        let mp = m.div_ceil(mr);
+        let mut bp = vec![R::ZERO; k * nc.min(n.div_ceil(nr) * nr)];
+        let mut jc = 0;
+        while jc < n {
+            let cols = nc.min(n - jc);
+            let np = cols.div_ceil(nr);
+            let ldb = np * nr;
+            // Pack in parallel: within a k-block, a run of whole panels is itself the
+            // packed layout of its columns, so (k-block, panel group) pieces are
+            // disjoint slices packed independently.
+            {
+                let kc = self.bl.kc;
+                let mut pieces: Vec<(usize, usize, usize, usize, &mut [R])> = Vec::new();
+                let mut rest = &mut bp[..k * ldb];
+                let mut t0 = 0;
+                while t0 < k {
+                    let kcb = kc.min(k - t0);
+                    let (mut block, tail) = std::mem::take(&mut rest).split_at_mut(kcb * ldb);
+                    rest = tail;
+                    let mut done = 0;
+                    for p in 0..parts {
+                        let p1 = (p + 1) * np / parts;
+                        if p1 > done {
+                            let (piece, tail) =
+                                std::mem::take(&mut block).split_at_mut((p1 - done) * kcb * nr);
+                            block = tail;
+                            pieces.push((t0, kcb, done, p1, piece));
+                            done = p1;
+                        }
+                    }
+                    t0 += kcb;
+                }
+                pieces.into_par_iter().for_each(|(t0, kcb, p0, p1, dst)| {
+                    let c = (p1 * nr).min(cols) - p0 * nr;
+                    dispatch(
+                        #[inline(always)]
+                        || self.b.pack_b(bi, t0, kcb, jc + p0 * nr, c, nr, dst),
+                    )
+                });
+            }
+            let bps = &bp[..k * ldb];
+            (0..parts).into_par_iter().for_each(|p| {
+                let (r0, r1) = (p * mp / parts * mr, ((p + 1) * mp / parts * mr).min(m));
+                if r1 > r0 {
+                    dispatch(
+                        #[inline(always)]
+                        || self.row_blocks(bi, (r0, r1), (jc, cols), bps),
+                    );
+                }
+            });
+            jc += cols;
+        }
+    }
+}
