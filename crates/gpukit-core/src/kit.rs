@@ -28,7 +28,7 @@ pub(crate) struct KitInner {
     /// kernel can never stand in for one.
     builtins: Mutex<HashMap<String, Arc<dyn Kernel>>>,
     /// User kernels by name, each with the definition it was loaded from.
-    user: Mutex<HashMap<String, (UserKey, Arc<dyn Kernel>)>>,
+    user: Mutex<HashMap<String, UserEntry>>,
     profiler: Mutex<Profiler>,
     autosync: AtomicBool,
     device: Box<dyn Device>,
@@ -280,6 +280,9 @@ const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Kit>();
 };
+
+/// A cached user kernel with the definition it was loaded from.
+type UserEntry = (UserKey, Arc<dyn Kernel>);
 
 /// What a cached user kernel was loaded from: the forms the kit's backend runs. The
 /// CPU body is identified by its allocation (the key holds a clone, so the address
