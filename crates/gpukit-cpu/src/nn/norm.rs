@@ -144,7 +144,7 @@ fn erf<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
 
 /// GELU (erf form): `x * fma(0.5, erf(x * R(1/√2)), 0.5)`; `-inf` gives `-0.0`.
 #[inline(always)]
-fn gelu_scalar<R: Real>(x: R) -> R {
+pub(crate) fn gelu_scalar<R: Real>(x: R) -> R {
     if x == R::NEG_INFINITY {
         return -R::ZERO;
     }
@@ -156,7 +156,7 @@ fn gelu_scalar<R: Real>(x: R) -> R {
 /// GELU (tanh): `u = R(√(2/π)) * fma(R(0.044715), (x*x)*x, x)`,
 /// `x * fma(0.5, tanh(u), 0.5)`; `-inf` gives `-0.0`.
 #[inline(always)]
-fn gelu_tanh_scalar<R: Real>(x: R) -> R {
+pub(crate) fn gelu_tanh_scalar<R: Real>(x: R) -> R {
     if x == R::NEG_INFINITY {
         return -R::ZERO;
     }
@@ -669,6 +669,29 @@ mod tests {
             for &d in sig.dtypes {
                 assert!(entry(sig.op, d).is_some(), "{}_{d}", sig.op);
             }
+        }
+    }
+
+    #[test]
+    fn gelu_lanes_match_the_scalar_forms() {
+        use crate::vmath::LaneMath;
+        use crate::vmath::tests::{check32, check64};
+        check32("gelu", |x: f32| x.gelu_l(), gelu_scalar::<f32>);
+        check64("gelu", |x: f64| x.gelu_l(), gelu_scalar::<f64>);
+        check32("gelu_tanh", |x: f32| x.gelu_tanh_l(), gelu_tanh_scalar::<f32>);
+        check64("gelu_tanh", |x: f64| x.gelu_tanh_l(), gelu_tanh_scalar::<f64>);
+    }
+
+    /// All 2^32 f32 inputs, only with `GPUKIT_VMATH_EXHAUSTIVE=1`.
+    #[test]
+    fn gelu_exhaustive_f32_when_asked() {
+        use crate::vmath::LaneMath;
+        use crate::vmath::tests::{exhaustive_wanted, exhaustive32};
+        if exhaustive_wanted("gelu") {
+            exhaustive32("gelu", |x: f32| x.gelu_l(), gelu_scalar::<f32>);
+        }
+        if exhaustive_wanted("gelu_tanh") {
+            exhaustive32("gelu_tanh", |x: f32| x.gelu_tanh_l(), gelu_tanh_scalar::<f32>);
         }
     }
 
