@@ -3,8 +3,8 @@
 //! paths, each path computed on an input clamped into its domain.
 
 use super::{
-    LN2_HI_F32, LN2_HI_F64, LN2_LO_F32, LN2_LO_F64, exp_kernel_f32, exp_kernel_f64,
-    horner_f32, horner_f64, pow2i_f32, pow2i_f64, scale_f32, scale_f64, sel32, sel64, seli,
+    LN2_HI_F32, LN2_HI_F64, LN2_LO_F32, LN2_LO_F64, exp_kernel_f32, exp_kernel_f64, horner_f32,
+    horner_f64, pow2i_f32, pow2i_f64, scale_f32, scale_f64, sel32, sel64, seli,
 };
 
 // Same coefficients as `gpukit_core::math` (checked by the bit-equality tests).

@@ -32,9 +32,7 @@ mod funcs;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub use funcs::{
-    erf_f32, erf_f64, log_f32, log_f64, sigmoid_f32, sigmoid_f64, tanh_f32, tanh_f64,
-};
+pub use funcs::{erf_f32, erf_f64, log_f32, log_f64, sigmoid_f32, sigmoid_f64, tanh_f32, tanh_f64};
 
 /// The lane forms, generically over the compute type (f32 or f64).
 ///
@@ -53,6 +51,17 @@ pub trait LaneMath: Real {
     fn sigmoid_l(self) -> Self;
     /// [`Real::erf`] in lane form.
     fn erf_l(self) -> Self;
+
+    /// [`gpukit_core::numeric::max_nan`] as selects (same result, vectorises).
+    #[inline(always)]
+    fn max_nan_l(self, b: Self) -> Self {
+        let a = self;
+        let eq = Self::select(a.is_sign_negative(), b, a);
+        let r = Self::select(b > a, b, eq);
+        let r = Self::select(a > b, a, r);
+        let r = Self::select(b.is_nan(), b, r);
+        Self::select(a.is_nan(), a, r)
+    }
 
     /// GELU, erf form (the `gelu` op): `x * fma(0.5, erf(x * R(1/sqrt 2)), 0.5)`,
     /// `-inf` gives `-0.0`.
@@ -316,4 +325,3 @@ pub fn exp_f64(x: f64) -> f64 {
     let r = sel64(over, f64::INFINITY, sel64(under, 0.0, r));
     sel64(nan, x, r)
 }
-

@@ -294,3 +294,32 @@ fn exhaustive_f32_when_asked() {
         exhaustive32("erf", erf_f32, math::erf_f32);
     }
 }
+
+#[test]
+fn max_nan_lane_matches_scalar() {
+    use gpukit_core::numeric::max_nan;
+    let xs = inputs_f32(2000);
+    for level in crate::kernels::simd::levels() {
+        for &b in xs.iter().step_by(7) {
+            let mut out = xs.clone();
+            crate::kernels::simd::run_at(
+                level,
+                #[inline(always)]
+                || out.iter_mut().for_each(|v| *v = v.max_nan_l(b)),
+            );
+            for (&a, &y) in xs.iter().zip(&out) {
+                let w = max_nan(a, b);
+                assert!(
+                    y.to_bits() == w.to_bits(),
+                    "max_nan({a:e}, {b:e}) at {level:?}: {y:e} vs {w:e}"
+                );
+            }
+        }
+    }
+    let ys = inputs_f64(500);
+    for &b in ys.iter().step_by(5) {
+        for &a in &ys {
+            assert_eq!(a.max_nan_l(b).to_bits(), max_nan(a, b).to_bits());
+        }
+    }
+}
