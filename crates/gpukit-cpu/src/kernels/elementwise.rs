@@ -4,13 +4,14 @@
 
 use std::borrow::Cow;
 
-use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, UnaryOp};
+use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, UnaryOp, relu};
 use gpukit_core::{Element, Result};
 use rayon::prelude::*;
 
 use super::simd::dispatch;
 use super::{PAR_GRAIN, arg_err, input_slice};
 use crate::builtins::{BuiltinArgs, RawBuf};
+use crate::vmath::LaneMath;
 
 const fn bop(c: u8) -> BinaryOp {
     match c {
@@ -89,10 +90,10 @@ pub(crate) fn binary<T: Arith, const OP: u8>(args: &BuiltinArgs<'_>) -> Result<(
     args.need(0, &out, n)?;
     args.need(1, &a, n)?;
     args.need(2, &b, n)?;
-    let op = bop(OP);
     // SAFETY: all three hold n elements (checked); only out[..n] is written.
     let (sa, sb) = unsafe { (source(&out, &a, n), source(&out, &b, n)) };
-    let f = move |x: T, y: T| T::binary(op, x, y);
+    // The op as a constant inside the loop (see `binary_bc`).
+    let f = |x: T, y: T| T::binary(const { bop(OP) }, x, y);
     let body = |s: usize, o: &mut [T]| {
         let e = s + o.len();
         dispatch(
@@ -117,32 +118,49 @@ pub(crate) fn binary<T: Arith, const OP: u8>(args: &BuiltinArgs<'_>) -> Result<(
     Ok(())
 }
 
+/// [`UnaryOp::real`] of op `OP` with the portable functions in lane form (same bits,
+/// branch-free so the loop around it vectorises). The op is a const parameter so that
+/// the match folds away inside the loop (a run-time op left a switch per element,
+/// which blocks vectorisation).
+#[inline(always)]
+fn unary_lane<R: LaneMath, const OP: u8>(x: R) -> R {
+    match const { uop(OP) } {
+        UnaryOp::Relu => relu(x),
+        UnaryOp::Sigmoid => x.sigmoid_l(),
+        UnaryOp::Exp => x.exp_l(),
+        UnaryOp::Tanh => x.tanh_l(),
+        UnaryOp::Sqrt => x.sqrt(),
+        UnaryOp::Log => x.log_l(),
+    }
+}
+
 /// `out[i] = f(a[i])`, `i < n`. Args: out, a, n.
-pub(crate) fn unary<T: FloatElement, const OP: u8>(args: &BuiltinArgs<'_>) -> Result<()> {
+pub(crate) fn unary<T: FloatElement<Real: LaneMath>, const OP: u8>(
+    args: &BuiltinArgs<'_>,
+) -> Result<()> {
     let n = args.usize(2)?;
     let out = args.buf::<T>(0)?;
     let a = args.buf::<T>(1)?;
     args.need(0, &out, n)?;
     args.need(1, &a, n)?;
-    let op = uop(OP);
     // SAFETY: both hold n elements (checked); only out[..n] is written.
     let sa = unsafe { source(&out, &a, n) };
     let body = |s: usize, o: &mut [T]| {
         let e = s + o.len();
         dispatch(
             #[inline(always)]
-            // Plain loops, no inner closures: the portable math must inline into this
-            // target-feature context to get hardware FMA (a closure compiled on its own
-            // would call the library fma per operation, ~10x slower, same bits).
+            // Plain loops, no inner closures: the lane forms must inline into this
+            // target-feature context to vectorise (a closure compiled on its own would
+            // run scalar code calling the library fma per operation; same bits).
             || match &sa {
                 Src::Out => {
                     for v in o.iter_mut() {
-                        *v = op.float(*v);
+                        *v = T::store(unary_lane::<T::Real, OP>(v.load()));
                     }
                 }
                 Src::Slice(a) => {
                     for (v, &x) in o.iter_mut().zip(&a[s..e]) {
-                        *v = op.float(x);
+                        *v = T::store(unary_lane::<T::Real, OP>(x.load()));
                     }
                 }
             },
@@ -272,8 +290,9 @@ pub(crate) fn binary_bc<T: Arith, const OP: u8>(args: &BuiltinArgs<'_>) -> Resul
     };
     let (dims, sa, sb) = simplify(&dims, &astr, &bstr);
     let nd = dims.len();
-    let op = bop(OP);
-    let f = move |x: T, y: T| T::binary(op, x, y);
+    // The op as a constant inside the loop (a captured run-time op leaves a match per
+    // element in the loop, which blocks vectorisation).
+    let f = |x: T, y: T| T::binary(const { bop(OP) }, x, y);
     let (av, bv) = (&*av, &*bv);
     let body = |s: usize, o: &mut [T]| {
         // Coordinates and offsets of element s.

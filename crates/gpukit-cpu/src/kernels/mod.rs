@@ -21,9 +21,9 @@ use crate::builtins::{BuiltinArgs, BuiltinFn, RawBuf};
 mod elementwise;
 mod index;
 mod matmul;
-mod reduce;
+pub(crate) mod reduce;
 pub mod simd;
-mod softmax;
+pub(crate) mod softmax;
 
 /// Elements per rayon task in memory-bound kernels.
 pub(crate) const PAR_GRAIN: usize = 1 << 16;

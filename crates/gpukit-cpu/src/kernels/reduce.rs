@@ -27,6 +27,7 @@ pub(crate) trait CpuFloat: FloatElement<Real: LaneReal> {
     /// `x` itself when the storage type is the compute type (f32, f64).
     fn as_real(x: &[Self]) -> Option<&[Self::Real]>;
     /// `out[i] = load(x[i])` for `i < x.len()` (`out` at least as long).
+    #[inline(always)]
     fn load_slice(x: &[Self], out: &mut [Self::Real]) {
         for (o, &v) in out.iter_mut().zip(x) {
             *o = v.load();
@@ -56,6 +57,7 @@ impl CpuFloat for bf16 {
     fn as_real(_: &[bf16]) -> Option<&[f32]> {
         None
     }
+    #[inline(always)]
     fn load_slice(x: &[bf16], out: &mut [f32]) {
         for (o, &v) in out.iter_mut().zip(x) {
             // bf16 -> f32 is exact: the bits shifted up.
@@ -317,18 +319,47 @@ fn finish<A: Copy>(parts: &[A], zero: A, combine: impl Fn(A, A) -> A + Copy) -> 
     }
 }
 
+/// Chunk partials kept on the stack up to this many chunks (longer lines allocate).
+const STACK_PARTS: usize = 64;
+
+/// The shape's result over `n` items from `chunk(start, end)` per chunk, sequentially,
+/// without a heap allocation for up to [`STACK_PARTS`] chunks.
+#[inline(always)]
+fn shape_seq<R: Real>(n: usize, chunk: impl Fn(usize, usize) -> R) -> R {
+    if n <= CHUNK {
+        return chunk(0, n);
+    }
+    let nc = reduce::chunks(n);
+    let one = |c: usize| chunk(c * CHUNK, ((c + 1) * CHUNK).min(n));
+    if nc <= STACK_PARTS {
+        let mut parts = [R::ZERO; STACK_PARTS];
+        for (c, p) in parts[..nc].iter_mut().enumerate() {
+            *p = one(c);
+        }
+        finish(&parts[..nc], R::ZERO, |a, b| a + b)
+    } else {
+        let parts: Vec<R> = (0..nc).map(one).collect();
+        finish(&parts, R::ZERO, |a, b| a + b)
+    }
+}
+
 /// The reduction-shape sum of a whole slice of compute-type values (sequential; used by
-/// softmax for its denominators).
+/// softmax for its denominators and layer norm for its mean).
 pub(crate) fn shape_sum<R>(level: SimdLevel, x: &[R]) -> R
 where
     R: LaneReal + FloatElement<Real = R> + CpuFloat,
 {
-    let n = x.len();
-    if n <= CHUNK {
-        return chunk_sum::<R>(level, x);
-    }
-    let parts: Vec<R> = x.chunks(CHUNK).map(|c| chunk_sum::<R>(level, c)).collect();
-    finish(&parts, R::ZERO, |a, b| a + b)
+    shape_seq(x.len(), |s, e| chunk_sum::<R>(level, &x[s..e]))
+}
+
+/// The reduction-shape dot of two compute-type slices of equal length (each lane
+/// `fma(a_j, b_j, acc)`; sequential; layer norm's variance, the L2 norm).
+pub(crate) fn shape_dot<R>(level: SimdLevel, a: &[R], b: &[R]) -> R
+where
+    R: LaneReal + FloatElement<Real = R> + CpuFloat,
+{
+    let n = a.len().min(b.len());
+    shape_seq(n, |s, e| chunk_dot::<R>(level, &a[s..e], &b[s..e]))
 }
 
 /// Per-dtype sum: floats in SIMD lanes, integers wrapping (any grouping gives the same
@@ -406,4 +437,46 @@ pub(crate) fn dot<T: CpuFloat + Element>(args: &BuiltinArgs<'_>) -> Result<()> {
     // SAFETY: out holds one element (checked); all reads are done.
     unsafe { out.write(0, T::store(s)) };
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_sum_and_dot_match_the_reduction_shape() {
+        for level in super::super::simd::levels() {
+            for n in [
+                0usize,
+                1,
+                31,
+                32,
+                33,
+                100,
+                CHUNK,
+                CHUNK + 1,
+                3 * CHUNK + 77,
+                70 * CHUNK + 5,
+            ] {
+                let x: Vec<f32> = (0..n)
+                    .map(|i| ((i * 7919) % 1013) as f32 * 0.37 - 91.0)
+                    .collect();
+                let want = reduce::fold(n, 0.0f32, |a, i| a + x[i], |a, b| a + b);
+                assert_eq!(shape_sum(level, &x).to_bits(), want.to_bits(), "n = {n}");
+                let want = reduce::fold(n, 0.0f32, |a, i| x[i].mul_add(x[i], a), |a, b| a + b);
+                assert_eq!(
+                    shape_dot(level, &x, &x).to_bits(),
+                    want.to_bits(),
+                    "n = {n}"
+                );
+                let y: Vec<f64> = x.iter().map(|&v| v as f64 * 1.1).collect();
+                let want = reduce::fold(n, 0.0f64, |a, i| y[i].mul_add(y[i], a), |a, b| a + b);
+                assert_eq!(
+                    shape_dot(level, &y, &y).to_bits(),
+                    want.to_bits(),
+                    "n = {n}"
+                );
+            }
+        }
+    }
 }

@@ -17,8 +17,11 @@ use gpukit_core::{DType, Element, Result};
 use rayon::prelude::*;
 
 use crate::builtins::{BuiltinArgs, BuiltinFn, RawBuf};
-use crate::kernels::simd::dispatch;
+use crate::kernels::reduce::{CpuFloat, shape_dot, shape_sum};
+use crate::kernels::simd::{dispatch, simd_level};
+use crate::kernels::softmax::{SoftReal, softmax_rows};
 use crate::kernels::{PAR_GRAIN, arg_err, input_slice, mul, out_range};
+use crate::vmath::LaneMath;
 
 /// Runs `task(t)` for `t < tasks`, in parallel when there is more than one.
 fn for_tasks(tasks: usize, task: impl Fn(usize) + Sync + Send) {
@@ -58,38 +61,6 @@ fn map_into<T: Copy>(o: &mut [T], src: Option<&[T]>, f: impl Fn(T) -> T) {
     }
 }
 
-/// Loads `x` into `e` (cleared first) in the compute type.
-#[inline(always)]
-fn load_into<T: FloatElement>(e: &mut Vec<T::Real>, x: &[T]) {
-    e.clear();
-    e.extend(x.iter().map(|v| v.load()));
-}
-
-/// The reduction shape over `x` with `step` per item and `+` as combine: lane `l` of a
-/// chunk takes items `l, l+32, ...` in order, the fixed tree, then the chunk results
-/// combined by the same shape. Bit-identical to [`reduce::fold`] with the same step.
-#[inline(always)]
-fn shape_fold<R: Real>(x: &[R], step: impl Fn(R, R) -> R + Copy) -> R {
-    let chunk = |c: &[R]| {
-        let mut acc = [R::ZERO; LANES];
-        let mut it = c.chunks_exact(LANES);
-        for blk in &mut it {
-            for l in 0..LANES {
-                acc[l] = step(acc[l], blk[l]);
-            }
-        }
-        for (l, &v) in it.remainder().iter().enumerate() {
-            acc[l] = step(acc[l], v);
-        }
-        reduce::tree(acc, |a, b| a + b)
-    };
-    if x.len() <= CHUNK {
-        return chunk(x);
-    }
-    let parts: Vec<R> = x.chunks(CHUNK).map(chunk).collect();
-    reduce::combine_partials(&parts, R::ZERO, |a, b| a + b)
-}
-
 // ---------------------------------------------------------------------------------------
 // Elementwise activations. Args: out, x, len[, scalars].
 // ---------------------------------------------------------------------------------------
@@ -113,9 +84,23 @@ fn eltwise<T: FloatElement>(
         // SAFETY: tasks write disjoint ranges inside out[..n]; in place, each task reads
         // only its own range, before writing each element.
         let o = unsafe { out.slice_mut(s, e) };
+        // Plain loops with `f` called directly: it must inline into the target-feature
+        // context to vectorise (a closure left out of line runs scalar code that calls
+        // the library fma; same bits, ~50x slower).
         dispatch(
             #[inline(always)]
-            || map_into(o, src.map(|x| &x[s..e]), |v| T::store(f(v.load()))),
+            || match src {
+                None => {
+                    for v in o.iter_mut() {
+                        *v = T::store(f(v.load()));
+                    }
+                }
+                Some(x) => {
+                    for (d, &v) in o.iter_mut().zip(&x[s..e]) {
+                        *d = T::store(f(v.load()));
+                    }
+                }
+            },
         );
     });
     Ok(())
@@ -138,13 +123,20 @@ fn clip<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
     eltwise::<T>(args, move |r| min_nan(max_nan(r, lo), hi))
 }
 
-fn erf<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
-    eltwise::<T>(args, |r| r.erf())
+fn erf<T: FloatElement<Real: LaneMath>>(args: &BuiltinArgs<'_>) -> Result<()> {
+    eltwise::<T>(
+        args,
+        #[inline(always)]
+        |r| r.erf_l(),
+    )
 }
 
 /// GELU (erf form): `x * fma(0.5, erf(x * R(1/√2)), 0.5)`; `-inf` gives `-0.0`.
+/// The kernel runs its lane form [`LaneMath::gelu_l`] (same bits; this is the
+/// reference the tests compare it with).
+#[cfg_attr(not(test), allow(dead_code))]
 #[inline(always)]
-fn gelu_scalar<R: Real>(x: R) -> R {
+pub(crate) fn gelu_scalar<R: Real>(x: R) -> R {
     if x == R::NEG_INFINITY {
         return -R::ZERO;
     }
@@ -154,9 +146,11 @@ fn gelu_scalar<R: Real>(x: R) -> R {
 }
 
 /// GELU (tanh): `u = R(√(2/π)) * fma(R(0.044715), (x*x)*x, x)`,
-/// `x * fma(0.5, tanh(u), 0.5)`; `-inf` gives `-0.0`.
+/// `x * fma(0.5, tanh(u), 0.5)`; `-inf` gives `-0.0`. The kernel runs
+/// [`LaneMath::gelu_tanh_l`].
+#[cfg_attr(not(test), allow(dead_code))]
 #[inline(always)]
-fn gelu_tanh_scalar<R: Real>(x: R) -> R {
+pub(crate) fn gelu_tanh_scalar<R: Real>(x: R) -> R {
     if x == R::NEG_INFINITY {
         return -R::ZERO;
     }
@@ -167,12 +161,20 @@ fn gelu_tanh_scalar<R: Real>(x: R) -> R {
     x * half.fma(u.tanh(), half)
 }
 
-fn gelu<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
-    eltwise::<T>(args, gelu_scalar)
+fn gelu<T: FloatElement<Real: LaneMath>>(args: &BuiltinArgs<'_>) -> Result<()> {
+    eltwise::<T>(
+        args,
+        #[inline(always)]
+        |r| r.gelu_l(),
+    )
 }
 
-fn gelu_tanh<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
-    eltwise::<T>(args, gelu_tanh_scalar)
+fn gelu_tanh<T: FloatElement<Real: LaneMath>>(args: &BuiltinArgs<'_>) -> Result<()> {
+    eltwise::<T>(
+        args,
+        #[inline(always)]
+        |r| r.gelu_tanh_l(),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -221,9 +223,12 @@ fn batch_norm<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
             dispatch(
                 #[inline(always)]
                 || {
-                    map_into(o, src.map(|x| &x[b..e]), |v| {
-                        T::store(((v.load() - mean) / den).fma(sc, bi))
-                    })
+                    map_into(
+                        o,
+                        src.map(|x| &x[b..e]),
+                        #[inline(always)]
+                        |v| T::store(((v.load() - mean) / den).fma(sc, bi)),
+                    )
                 },
             );
         }
@@ -235,29 +240,35 @@ fn batch_norm<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
 // Layer norm. Args: out, x, scale, bias, rows, n, eps.
 // ---------------------------------------------------------------------------------------
 
-/// One row: `e` holds the loaded row; writes the normalised row to `o`.
+/// One row: `e` holds the loaded row; writes the normalised row to `o`. `e` is
+/// overwritten with `v - mean` (computed once, used by the variance and the output).
 #[inline(always)]
-fn layer_norm_row<T: FloatElement>(
-    e: &[T::Real],
+fn layer_norm_row<T: FloatElement<Real = R>, R: SoftReal>(
+    level: crate::kernels::simd::SimdLevel,
+    e: &mut [R],
     o: &mut [T],
-    sb: &[(T::Real, T::Real)],
-    count: T::Real,
-    eps: T::Real,
+    sb: &[(R, R)],
+    count: R,
+    eps: R,
 ) {
-    let mean = shape_fold(e, |acc, v| acc + v) / count;
-    let var = shape_fold(e, |acc, v| {
-        let d = v - mean;
-        d.fma(d, acc)
-    }) / count;
+    let mean = shape_sum(level, e) / count;
+    for v in e.iter_mut() {
+        *v = *v - mean;
+    }
+    // Each lane: d = v - mean, fma(d, d, acc).
+    let var = shape_dot(level, e, e) / count;
     let den = (var + eps).sqrt();
-    for ((d, &v), &(sc, bi)) in o.iter_mut().zip(e).zip(sb) {
-        *d = T::store(((v - mean) / den).fma(sc, bi));
+    for ((d, &v), &(sc, bi)) in o.iter_mut().zip(e.iter()).zip(sb) {
+        *d = T::store((v / den).fma(sc, bi));
     }
 }
 
-fn layer_norm<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+fn layer_norm<T: CpuFloat + Element>(args: &BuiltinArgs<'_>) -> Result<()>
+where
+    T::Real: SoftReal,
+{
     let (rows, n) = (args.usize(4)?, args.usize(5)?);
-    let eps = T::Real::from_f64(args.f64(6)?);
+    let eps = <T::Real as Real>::from_f64(args.f64(6)?);
     let out = args.buf::<T>(0)?;
     let x = args.buf::<T>(1)?;
     let scale = args.buf::<T>(2)?;
@@ -284,14 +295,15 @@ fn layer_norm<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
             .map(|(a, b)| (a.load(), b.load()))
             .collect()
     };
-    let count = T::Real::from_f64(n as f64);
+    let count = <T::Real as Real>::from_f64(n as f64);
     // SAFETY: both hold total elements (checked); only out[..total] is written.
     let src = unsafe { source(&out, &x, total) };
     let src = src.as_deref();
     let per_task = (PAR_GRAIN / n).max(1);
     let sb = &sb;
+    let level = simd_level();
     for_tasks(rows.div_ceil(per_task), |t| {
-        let mut e: Vec<T::Real> = Vec::with_capacity(n);
+        let mut e: Vec<T::Real> = vec![T::Real::ZERO; n];
         for r in t * per_task..((t + 1) * per_task).min(rows) {
             // SAFETY: rows are disjoint across tasks and inside out[..total]; in place,
             // the row is loaded into `e` before it is written.
@@ -300,10 +312,10 @@ fn layer_norm<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
                 #[inline(always)]
                 || {
                     match src {
-                        Some(x) => load_into(&mut e, &x[r * n..(r + 1) * n]),
-                        None => load_into(&mut e, o),
+                        Some(x) => T::load_slice(&x[r * n..(r + 1) * n], &mut e),
+                        None => T::load_slice(o, &mut e),
                     }
-                    layer_norm_row::<T>(&e, o, sb, count, eps);
+                    layer_norm_row::<T, T::Real>(level, &mut e, o, sb, count, eps);
                 },
             );
         }
@@ -315,24 +327,11 @@ fn layer_norm<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
 // Softmax along an axis. Args: out, x, outer, axis, inner.
 // ---------------------------------------------------------------------------------------
 
-/// One contiguous line held in `e` (loaded): softmax written to `o`.
-#[inline(always)]
-fn softmax_line<T: FloatElement>(e: &mut [T::Real], o: &mut [T]) {
-    let m = e.iter().fold(T::Real::NEG_INFINITY, |m, &v| max_nan(m, v));
-    for v in e.iter_mut() {
-        *v = (*v - m).exp();
-    }
-    let s = shape_fold(e, |acc, v| acc + v);
-    for (d, &v) in o.iter_mut().zip(e.iter()) {
-        *d = T::store(v / s);
-    }
-}
-
 /// Lines of `w` adjacent columns `i0..i0+w` of one outer slab, processed together: the
 /// tile `[axis, w]` is read row by row (contiguous), each column keeps its own lanes.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn softmax_tile<T: FloatElement>(
+fn softmax_tile<T: FloatElement<Real: LaneMath>>(
     x: &[T],
     out: &RawBuf<'_, T>,
     base: usize,
@@ -351,12 +350,12 @@ fn softmax_tile<T: FloatElement>(
     let mut m: Vec<T::Real> = e[..w].to_vec();
     for j in 1..axis {
         for (mt, &v) in m.iter_mut().zip(&e[j * w..(j + 1) * w]) {
-            *mt = max_nan(*mt, v);
+            *mt = mt.max_nan_l(v);
         }
     }
     for j in 0..axis {
         for (v, &mt) in e[j * w..(j + 1) * w].iter_mut().zip(&m) {
-            *v = (*v - mt).exp();
+            *v = (*v - mt).exp_l();
         }
     }
     // The reduction shape per column: per chunk of j, lane l = (j - start) % 32.
@@ -407,7 +406,10 @@ fn softmax_tile<T: FloatElement>(
     }
 }
 
-fn softmax_axis<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+fn softmax_axis<T: CpuFloat + Element>(args: &BuiltinArgs<'_>) -> Result<()>
+where
+    T::Real: SoftReal,
+{
     let (outer, axis, inner) = (args.usize(2)?, args.usize(3)?, args.usize(4)?);
     let out = args.buf::<T>(0)?;
     let x = args.buf::<T>(1)?;
@@ -419,29 +421,10 @@ fn softmax_axis<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
         return Ok(());
     }
     if inner == 1 {
-        // Rows: contiguous lines, in place or not.
+        // Rows: contiguous lines, in place or not (the `softmax` kernel's rows).
         // SAFETY: both hold total elements (checked); only out[..total] is written.
         let src = unsafe { source(&out, &x, total) };
-        let src = src.as_deref();
-        let per_task = (PAR_GRAIN / axis).max(1);
-        for_tasks(outer.div_ceil(per_task), |t| {
-            let mut e: Vec<T::Real> = Vec::with_capacity(axis);
-            for r in t * per_task..((t + 1) * per_task).min(outer) {
-                // SAFETY: rows are disjoint across tasks, inside out[..total]; in place
-                // the row is loaded into `e` before it is written.
-                let o = unsafe { out.slice_mut(r * axis, (r + 1) * axis) };
-                dispatch(
-                    #[inline(always)]
-                    || {
-                        match src {
-                            Some(x) => load_into(&mut e, &x[r * axis..(r + 1) * axis]),
-                            None => load_into(&mut e, o),
-                        }
-                        softmax_line::<T>(&mut e, o);
-                    },
-                );
-            }
-        });
+        softmax_rows(src.as_deref(), &out, outer, axis);
         return Ok(());
     }
     // A middle axis: tiles of `tw` adjacent lines. The input is a separate slice (copied
@@ -574,7 +557,10 @@ fn argmax<T: ArgElem>(args: &BuiltinArgs<'_>) -> Result<()> {
 // L2 norm. Args: out, x, rows, n.
 // ---------------------------------------------------------------------------------------
 
-fn reduce_l2<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
+fn reduce_l2<T: CpuFloat + Element>(args: &BuiltinArgs<'_>) -> Result<()>
+where
+    T::Real: SoftReal,
+{
     let (rows, n) = (args.usize(2)?, args.usize(3)?);
     let out = args.buf::<T>(0)?;
     let x = args.buf::<T>(1)?;
@@ -592,13 +578,14 @@ fn reduce_l2<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
         let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(rows));
         // SAFETY: row ranges are disjoint across tasks and inside out[..rows].
         let o = unsafe { out.slice_mut(r0, r1) };
-        let mut e: Vec<T::Real> = Vec::with_capacity(n);
+        let mut e: Vec<T::Real> = vec![T::Real::ZERO; n];
+        let level = simd_level();
         for (d, r) in o.iter_mut().zip(r0..r1) {
             dispatch(
                 #[inline(always)]
                 || {
-                    load_into(&mut e, &src[r * n..(r + 1) * n]);
-                    *d = T::store(shape_fold(&e, |acc, v| v.fma(v, acc)).sqrt());
+                    T::load_slice(&src[r * n..(r + 1) * n], &mut e);
+                    *d = T::store(shape_dot(level, &e, &e).sqrt());
                 },
             );
         }
@@ -673,22 +660,36 @@ mod tests {
     }
 
     #[test]
-    fn shape_fold_matches_the_reduction_shape() {
-        for n in [0usize, 1, 31, 32, 33, 100, CHUNK, CHUNK + 1, 3 * CHUNK + 77] {
-            let x: Vec<f32> = (0..n)
-                .map(|i| ((i * 7919) % 1013) as f32 * 0.37 - 91.0)
-                .collect();
-            let want = reduce::fold(n, 0.0f32, |a, i| a + x[i], |a, b| a + b);
-            assert_eq!(
-                shape_fold(&x, |a, v| a + v).to_bits(),
-                want.to_bits(),
-                "n = {n}"
-            );
-            let want = reduce::fold(n, 0.0f32, |a, i| x[i].mul_add(x[i], a), |a, b| a + b);
-            assert_eq!(
-                shape_fold(&x, |a, v| v.mul_add(v, a)).to_bits(),
-                want.to_bits(),
-                "n = {n}"
+    fn gelu_lanes_match_the_scalar_forms() {
+        use crate::vmath::LaneMath;
+        use crate::vmath::tests::{check32, check64};
+        check32("gelu", |x: f32| x.gelu_l(), gelu_scalar::<f32>);
+        check64("gelu", |x: f64| x.gelu_l(), gelu_scalar::<f64>);
+        check32(
+            "gelu_tanh",
+            |x: f32| x.gelu_tanh_l(),
+            gelu_tanh_scalar::<f32>,
+        );
+        check64(
+            "gelu_tanh",
+            |x: f64| x.gelu_tanh_l(),
+            gelu_tanh_scalar::<f64>,
+        );
+    }
+
+    /// All 2^32 f32 inputs, only with `GPUKIT_VMATH_EXHAUSTIVE=1`.
+    #[test]
+    fn gelu_exhaustive_f32_when_asked() {
+        use crate::vmath::LaneMath;
+        use crate::vmath::tests::{exhaustive_wanted, exhaustive32};
+        if exhaustive_wanted("gelu") {
+            exhaustive32("gelu", |x: f32| x.gelu_l(), gelu_scalar::<f32>);
+        }
+        if exhaustive_wanted("gelu_tanh") {
+            exhaustive32(
+                "gelu_tanh",
+                |x: f32| x.gelu_tanh_l(),
+                gelu_tanh_scalar::<f32>,
             );
         }
     }

@@ -28,28 +28,97 @@
 
 use gpukit_core::numeric::Real;
 
+mod funcs;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use funcs::{erf_f32, erf_f64, log_f32, log_f64, sigmoid_f32, sigmoid_f64, tanh_f32, tanh_f64};
+
 /// The lane forms, generically over the compute type (f32 or f64).
 ///
 /// Each method returns exactly the bits of the [`Real`] method of the same name
 /// (gpukit's portable function), but is branch-free so that loops vectorise.
 pub trait LaneMath: Real {
+    /// `if m { a } else { b }` on values (a vector blend once vectorised).
+    fn select(m: bool, a: Self, b: Self) -> Self;
     /// [`Real::exp`] in lane form.
     fn exp_l(self) -> Self;
-}
+    /// [`Real::log`] in lane form.
+    fn log_l(self) -> Self;
+    /// [`Real::tanh`] in lane form.
+    fn tanh_l(self) -> Self;
+    /// [`Real::sigmoid`] in lane form.
+    fn sigmoid_l(self) -> Self;
+    /// [`Real::erf`] in lane form.
+    fn erf_l(self) -> Self;
 
-impl LaneMath for f32 {
+    /// [`gpukit_core::numeric::max_nan`] as selects (same result, vectorises).
     #[inline(always)]
-    fn exp_l(self) -> f32 {
-        exp_f32(self)
+    fn max_nan_l(self, b: Self) -> Self {
+        let a = self;
+        let eq = Self::select(a.is_sign_negative(), b, a);
+        let r = Self::select(b > a, b, eq);
+        let r = Self::select(a > b, a, r);
+        let r = Self::select(b.is_nan(), b, r);
+        Self::select(a.is_nan(), a, r)
+    }
+
+    /// GELU, erf form (the `gelu` op): `x * fma(0.5, erf(x * R(1/sqrt 2)), 0.5)`,
+    /// `-inf` gives `-0.0`.
+    #[inline(always)]
+    fn gelu_l(self) -> Self {
+        let half = Self::from_f64(0.5);
+        let e = (self * Self::from_f64(std::f64::consts::FRAC_1_SQRT_2)).erf_l();
+        let y = self * half.fma(e, half);
+        Self::select(self == Self::NEG_INFINITY, -Self::ZERO, y)
+    }
+
+    /// GELU, tanh form (the `gelu_tanh` op): `u = R(sqrt(2/pi)) * fma(R(0.044715),
+    /// (x*x)*x, x)`, `x * fma(0.5, tanh(u), 0.5)`; `-inf` gives `-0.0`.
+    #[inline(always)]
+    fn gelu_tanh_l(self) -> Self {
+        let half = Self::from_f64(0.5);
+        let c = Self::from_f64((2.0 / std::f64::consts::PI).sqrt());
+        let k = Self::from_f64(0.044715);
+        let u = c * k.fma((self * self) * self, self);
+        let y = self * half.fma(u.tanh_l(), half);
+        Self::select(self == Self::NEG_INFINITY, -Self::ZERO, y)
     }
 }
 
-impl LaneMath for f64 {
-    #[inline(always)]
-    fn exp_l(self) -> f64 {
-        exp_f64(self)
-    }
+macro_rules! lane_math {
+    ($t:ty, $sel:ident, $exp:ident, $log:ident, $tanh:ident, $sig:ident, $erf:ident) => {
+        impl LaneMath for $t {
+            #[inline(always)]
+            fn select(m: bool, a: $t, b: $t) -> $t {
+                $sel(m, a, b)
+            }
+            #[inline(always)]
+            fn exp_l(self) -> $t {
+                $exp(self)
+            }
+            #[inline(always)]
+            fn log_l(self) -> $t {
+                $log(self)
+            }
+            #[inline(always)]
+            fn tanh_l(self) -> $t {
+                $tanh(self)
+            }
+            #[inline(always)]
+            fn sigmoid_l(self) -> $t {
+                $sig(self)
+            }
+            #[inline(always)]
+            fn erf_l(self) -> $t {
+                $erf(self)
+            }
+        }
+    };
 }
+
+lane_math!(f32, sel32, exp_f32, log_f32, tanh_f32, sigmoid_f32, erf_f32);
+lane_math!(f64, sel64, exp_f64, log_f64, tanh_f64, sigmoid_f64, erf_f64);
 
 // ---------------------------------------------------------------------------------------
 // Helpers: selects and exponent construction.
@@ -255,180 +324,4 @@ pub fn exp_f64(x: f64) -> f64 {
     let r = scale_f64(hi + lo, k);
     let r = sel64(over, f64::INFINITY, sel64(under, 0.0, r));
     sel64(nan, x, r)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use gpukit_core::math;
-
-    /// Inputs: specials, boundaries with neighbours, random bit patterns.
-    pub(super) fn inputs_f32(random: usize) -> Vec<f32> {
-        let mut v = vec![
-            0.0,
-            -0.0,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NAN,
-            -f32::NAN,
-            f32::MIN_POSITIVE,
-            f32::MAX,
-            f32::MIN,
-            f32::from_bits(1),
-            f32::from_bits(0x8000_0001),
-        ];
-        let bounds: [f32; 16] = [
-            f32::from_bits(0x42b1_7217),
-            f32::from_bits(0xc2cf_f1b4),
-            -87.33655,
-            -103.27893,
-            0.5625,
-            9.5,
-            18.0,
-            -24.0,
-            0.875,
-            1.5,
-            2.5,
-            3.25,
-            4.0,
-            0.34657359,
-            88.0,
-            -88.0,
-        ];
-        for b in bounds {
-            for d in -8i32..=8 {
-                for s in [b, -b] {
-                    v.push(f32::from_bits((s.to_bits() as i32).wrapping_add(d) as u32));
-                }
-            }
-        }
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        for i in 0..random {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            v.push(if i % 2 == 0 {
-                f32::from_bits(s as u32)
-            } else {
-                ((s >> 40) as f32 / (1u64 << 24) as f32) * 240.0 - 120.0
-            });
-        }
-        v
-    }
-
-    pub(super) fn inputs_f64(random: usize) -> Vec<f64> {
-        let mut v = vec![
-            0.0,
-            -0.0,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-            f64::MIN_POSITIVE,
-            f64::MAX,
-            f64::MIN,
-            f64::from_bits(1),
-            f64::from_bits(0x8000_0000_0000_0001),
-        ];
-        let bounds: [f64; 14] = [
-            f64::from_bits(0x4086_2e42_fefa_39ef),
-            f64::from_bits(0xc087_4910_d52d_3051),
-            -708.3964185322641,
-            -745.0,
-            0.5625,
-            22.0,
-            40.0,
-            -45.0,
-            0.875,
-            1.5,
-            2.5,
-            3.5,
-            4.5,
-            6.0,
-        ];
-        for b in bounds {
-            for d in -4i64..=4 {
-                for s in [b, -b] {
-                    v.push(f64::from_bits((s.to_bits() as i64).wrapping_add(d) as u64));
-                }
-            }
-        }
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        for i in 0..random {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            v.push(if i % 2 == 0 {
-                f64::from_bits(s)
-            } else {
-                ((s >> 11) as f64 / (1u64 << 53) as f64) * 1600.0 - 800.0
-            });
-        }
-        v
-    }
-
-    pub(super) fn same32(a: f32, b: f32) -> bool {
-        (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
-    }
-
-    pub(super) fn same64(a: f64, b: f64) -> bool {
-        (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits()
-    }
-
-    /// Every input through the lane form, in a loop compiled at every SIMD level the
-    /// CPU has, against the scalar function.
-    pub(super) fn check32(name: &str, lane: impl Fn(f32) -> f32 + Copy, scalar: fn(f32) -> f32) {
-        let xs = inputs_f32(200_000);
-        for level in crate::kernels::simd::levels() {
-            let mut out = xs.clone();
-            crate::kernels::simd::run_at(
-                level,
-                #[inline(always)]
-                || {
-                    for v in out.iter_mut() {
-                        *v = lane(*v);
-                    }
-                },
-            );
-            for (&x, &y) in xs.iter().zip(&out) {
-                let want = scalar(x);
-                assert!(
-                    same32(y, want),
-                    "{name} f32 at {level:?}: x = {x:e} ({:#010x}): lane {y:e} ({:#010x}), scalar {want:e} ({:#010x})",
-                    x.to_bits(),
-                    y.to_bits(),
-                    want.to_bits()
-                );
-            }
-        }
-    }
-
-    pub(super) fn check64(name: &str, lane: impl Fn(f64) -> f64 + Copy, scalar: fn(f64) -> f64) {
-        let xs = inputs_f64(100_000);
-        for level in crate::kernels::simd::levels() {
-            let mut out = xs.clone();
-            crate::kernels::simd::run_at(
-                level,
-                #[inline(always)]
-                || {
-                    for v in out.iter_mut() {
-                        *v = lane(*v);
-                    }
-                },
-            );
-            for (&x, &y) in xs.iter().zip(&out) {
-                let want = scalar(x);
-                assert!(
-                    same64(y, want),
-                    "{name} f64 at {level:?}: x = {x:e} ({:#018x}): lane {y:e}, scalar {want:e}",
-                    x.to_bits()
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn exp_lane_matches_scalar() {
-        check32("exp", exp_f32, math::exp_f32);
-        check64("exp", exp_f64, math::exp_f64);
-    }
 }
