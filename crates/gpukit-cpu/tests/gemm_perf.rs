@@ -220,6 +220,18 @@ fn gemm_perf_report() {
             Box::new(|| gemm(&kit, DType::F32, 1024, 1024, 1024, true)),
         ),
         (
+            "gemm-op f32 encoder 1024x768x768",
+            Box::new(|| gemm(&kit, DType::F32, 1024, 768, 768, false)),
+        ),
+        (
+            "gemm-op f32 encoder 1024x768x3072",
+            Box::new(|| gemm(&kit, DType::F32, 1024, 768, 3072, false)),
+        ),
+        (
+            "gemm-op f32 encoder 1024x3072x768",
+            Box::new(|| gemm(&kit, DType::F32, 1024, 3072, 768, false)),
+        ),
+        (
             "gemm-op f32 280x384x1536 trans_b",
             Box::new(|| gemm(&kit, DType::F32, 280, 384, 1536, true)),
         ),

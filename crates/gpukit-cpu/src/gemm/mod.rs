@@ -139,14 +139,18 @@ struct Blocking {
     nc: usize,
 }
 
-fn blocking(mr: usize, nr: usize, size: usize, k: usize) -> Blocking {
+fn blocking(mr: usize, nr: usize, size: usize, k: usize, n: usize) -> Blocking {
     let (l1, l2) = caches();
     // B's micro-panel (kc × nr) takes about 2/3 of L1.
     let kc = ((l1 * 2 / 3) / (nr * size) / 16 * 16).clamp(64, 1024);
     // A's row block (mc × kc) takes about half of L2.
     let mc = ((l2 / 2) / (kc * size) / mr * mr).clamp(mr, 24 * mr);
     // B's column block is packed for all of k: about 8 MiB (it streams from L3).
-    let nc = ((8 << 20) / (k.max(1) * size) / nr * nr).clamp(8 * nr, 4096);
+    let nc_max = ((8 << 20) / (k.max(1) * size) / nr * nr).clamp(8 * nr, 4096);
+    // Split n into equal blocks no wider than that (a thin last block would run the
+    // whole of k for a few panels: 768 columns as 672 + 96 ran at 60% of 2 × 384).
+    let blocks = n.div_ceil(nc_max).max(1);
+    let nc = n.div_ceil(blocks).div_ceil(nr).max(1) * nr;
     Blocking { kc, mc, nc }
 }
 
@@ -159,7 +163,7 @@ pub(crate) fn run<R: GemmReal>(d: Dims, a: &impl PackA<R>, b: &impl PackB<R>, ou
         return;
     }
     let kern = R::kernel(simd_level(), d.m);
-    let bl = blocking(kern.mr, kern.nr, std::mem::size_of::<R>(), d.k);
+    let bl = blocking(kern.mr, kern.nr, std::mem::size_of::<R>(), d.k, d.n);
     let fmas = d
         .batch
         .saturating_mul(d.m)
