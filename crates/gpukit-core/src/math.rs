@@ -117,26 +117,29 @@ fn with_sign_of_f64(m: f64, x: f64) -> f64 {
 }
 
 // ---------------------------------------------------------------------------
-// Constants.
+// Constants. Public because they are part of the contract: another evaluation of
+// the same algorithms (the CPU backend's SIMD lane forms) uses these very tables.
 // ---------------------------------------------------------------------------
 
 /// 1.5 * 2^23: adding and subtracting it rounds an f32 to the nearest integer.
-const MAGIC_F32: f32 = 12582912.0;
+pub const MAGIC_F32: f32 = 12582912.0;
 /// 1.5 * 2^52: adding and subtracting it rounds an f64 to the nearest integer.
-const MAGIC_F64: f64 = 6755399441055744.0;
+pub const MAGIC_F64: f64 = 6755399441055744.0;
 /// log2(e) rounded to f32.
-const LOG2E_F32: f32 = std::f32::consts::LOG2_E; // 0x3fb8aa3b
+pub const LOG2E_F32: f32 = std::f32::consts::LOG2_E; // 0x3fb8aa3b
 /// log2(e) rounded to f64.
-const LOG2E_F64: f64 = std::f64::consts::LOG2_E; // 0x3ff71547652b82fe
+pub const LOG2E_F64: f64 = std::f64::consts::LOG2_E; // 0x3ff71547652b82fe
 /// ln(2) = LN2_HI + LN2_LO (each rounded to nearest), f32.
-const LN2_HI_F32: f32 = std::f32::consts::LN_2; // 0x3f317218
-const LN2_LO_F32: f32 = -1.9046542e-09;
+pub const LN2_HI_F32: f32 = std::f32::consts::LN_2; // 0x3f317218
+/// The low part of ln(2) (see the `LN2_HI` constant of the same type).
+pub const LN2_LO_F32: f32 = -1.9046542e-09;
 /// ln(2) = LN2_HI + LN2_LO (each rounded to nearest), f64.
-const LN2_HI_F64: f64 = std::f64::consts::LN_2; // 0x3fe62e42fefa39ef
-const LN2_LO_F64: f64 = 2.3190468138462996e-17;
+pub const LN2_HI_F64: f64 = std::f64::consts::LN_2; // 0x3fe62e42fefa39ef
+/// The low part of ln(2) (see the `LN2_HI` constant of the same type).
+pub const LN2_LO_F64: f64 = 2.3190468138462996e-17;
 
 /// exp(r) ~= 1 + r + r^2 * (c2 + c3 r + ...), |r| <= 0.3476; rel. err 2^-27.9.
-const EXP_F32: [f32; 5] = [
+pub const EXP_F32: [f32; 5] = [
     4.9999994e-01,
     1.666652e-01,
     4.1668408e-02,
@@ -144,7 +147,7 @@ const EXP_F32: [f32; 5] = [
     1.3814181e-03,
 ];
 /// exp(r) ~= 1 + r + r^2 * (c2 + c3 r + ... + c12 r^10), |r| <= 0.3476; rel. err 2^-59.1.
-const EXP_F64: [f64; 11] = [
+pub const EXP_F64: [f64; 11] = [
     0.5,
     0.16666666666666685,
     0.041666666666666075,
@@ -159,9 +162,9 @@ const EXP_F64: [f64; 11] = [
 ];
 
 /// 2*atanh(s) = 2s + s*R(s^2), R(z) = z*(c1 + c2 z + ...), z <= 0.02944; abs. err 2^-33.
-const LOG_F32: [f32; 4] = [6.666667e-01, 3.9999455e-01, 2.8596687e-01, 2.2449134e-01];
+pub const LOG_F32: [f32; 4] = [6.666667e-01, 3.9999455e-01, 2.8596687e-01, 2.2449134e-01];
 /// Same as [`LOG_F32`] for f64, degree 7 in z; abs. err 2^-55.3.
-const LOG_F64: [f64; 7] = [
+pub const LOG_F64: [f64; 7] = [
     0.666666666666667,
     0.39999999999837943,
     0.2857142867034356,
@@ -171,12 +174,12 @@ const LOG_F64: [f64; 7] = [
     0.1481189902828212,
 ];
 /// Bit pattern of sqrt(1/2) rounded to f32 (mantissa split point for log).
-const SQRT_HALF_BITS_F32: u32 = 0x3f35_04f3;
+pub const SQRT_HALF_BITS_F32: u32 = 0x3f35_04f3;
 /// Bit pattern of sqrt(1/2) rounded to f64 (mantissa split point for log).
-const SQRT_HALF_BITS_F64: u64 = 0x3fe6_a09e_667f_3bcd;
+pub const SQRT_HALF_BITS_F64: u64 = 0x3fe6_a09e_667f_3bcd;
 
 /// tanh(x) = x + x^3 P(x^2), |x| < 0.5625; rel. err 2^-30.
-const TANH_F32: [f32; 6] = [
+pub const TANH_F32: [f32; 6] = [
     -3.3333334e-01,
     1.3333496e-01,
     -5.399916e-02,
@@ -185,7 +188,7 @@ const TANH_F32: [f32; 6] = [
     3.4215571e-03,
 ];
 /// tanh(x) = x + x^3 P(x^2), |x| < 0.5625; rel. err 2^-57.4.
-const TANH_F64: [f64; 12] = [
+pub const TANH_F64: [f64; 12] = [
     -0.3333333333333333,
     0.13333333333333325,
     -0.0539682539682263,
@@ -201,7 +204,7 @@ const TANH_F64: [f64; 12] = [
 ];
 
 /// erf(x) = x + x P(x^2), |x| < 0.875; rel. err 2^-30.
-const ERF_F32: [f32; 7] = [
+pub const ERF_F32: [f32; 7] = [
     1.2837917e-01,
     -3.761263e-01,
     1.1283623e-01,
@@ -211,7 +214,7 @@ const ERF_F32: [f32; 7] = [
     7.867855e-05,
 ];
 /// erf(x) = x + x P(x^2), |x| < 0.875; rel. err 2^-55.
-const ERF_F64: [f64; 12] = [
+pub const ERF_F64: [f64; 12] = [
     0.1283791670955126,
     -0.37612638903183737,
     0.11283791670954303,
@@ -229,7 +232,7 @@ const ERF_F64: [f64; 12] = [
 // erfc(x) = exp(-x^2) * R(x - c) on pieces of [0.875, 4) (f32) / [0.875, 6) (f64).
 // Listed: absolute error of erfc(x) after coefficient rounding.
 /// erfc piece [0.875, 1.5), c = 1.1875, f32; 2^-27.5.
-const ERFC_F32_0: [f32; 7] = [
+pub const ERFC_F32_0: [f32; 7] = [
     3.8130406e-01,
     -2.2278225e-01,
     1.167513e-01,
@@ -239,7 +242,7 @@ const ERFC_F32_0: [f32; 7] = [
     4.4855936e-03,
 ];
 /// erfc piece [1.5, 2.5), c = 2, f32; 2^-28.
-const ERFC_F32_1: [f32; 7] = [
+pub const ERFC_F32_1: [f32; 7] = [
     2.5539568e-01,
     -1.0679681e-01,
     4.180249e-02,
@@ -249,7 +252,7 @@ const ERFC_F32_1: [f32; 7] = [
     6.092204e-04,
 ];
 /// erfc piece [2.5, 4), c = 3.25, f32; 2^-27.8.
-const ERFC_F32_2: [f32; 6] = [
+pub const ERFC_F32_2: [f32; 6] = [
     1.6633566e-01,
     -4.718985e-02,
     1.2927355e-02,
@@ -258,7 +261,7 @@ const ERFC_F32_2: [f32; 6] = [
     -1.3475954e-04,
 ];
 /// erfc piece [0.875, 1.5), c = 1.1875, f64; 2^-56.5.
-const ERFC_F64_0: [f64; 17] = [
+pub const ERFC_F64_0: [f64; 17] = [
     0.3813040589667179,
     -0.22278202704955757,
     0.11675040184536829,
@@ -278,7 +281,7 @@ const ERFC_F64_0: [f64; 17] = [
     5.29113125606479e-08,
 ];
 /// erfc piece [1.5, 2.5), c = 2, f64; 2^-55.1.
-const ERFC_F64_1: [f64; 14] = [
+pub const ERFC_F64_1: [f64; 14] = [
     0.2553956763105059,
     -0.10679646185348925,
     0.04180275260345535,
@@ -295,7 +298,7 @@ const ERFC_F64_1: [f64; 14] = [
     -9.552356713897515e-08,
 ];
 /// erfc piece [2.5, 3.5), c = 3, f64; 2^-57.7.
-const ERFC_F64_2: [f64; 12] = [
+pub const ERFC_F64_2: [f64; 12] = [
     0.1790011511813881,
     -0.054372260007174156,
     0.01588437116040233,
@@ -310,7 +313,7 @@ const ERFC_F64_2: [f64; 12] = [
     -6.8843376298582e-08,
 ];
 /// erfc piece [3.5, 4.5), c = 4, f64; 2^-57.2.
-const ERFC_F64_3: [f64; 9] = [
+pub const ERFC_F64_3: [f64; 9] = [
     0.13699945762503957,
     -0.032383506074903666,
     0.0074654332438285195,
@@ -322,7 +325,7 @@ const ERFC_F64_3: [f64; 9] = [
     7.314794579833193e-07,
 ];
 /// erfc piece [4.5, 6), c = 5.25, f64; 2^-58.6.
-const ERFC_F64_4: [f64; 7] = [
+pub const ERFC_F64_4: [f64; 7] = [
     0.10561273548435031,
     -0.019445455771739152,
     0.0035241522926040976,

@@ -26,6 +26,12 @@
 //! [`LaneMath`] exposes the functions generically over the compute type, so a kernel
 //! written for `T::Real` gets the lane form for both f32 and f64.
 
+// The constants and coefficient tables are gpukit_core::math's own: one copy of the
+// contract's numbers.
+use gpukit_core::math::{
+    EXP_F32, EXP_F64, LN2_HI_F32, LN2_HI_F64, LN2_LO_F32, LN2_LO_F64, LOG2E_F32, LOG2E_F64,
+    MAGIC_F32, MAGIC_F64,
+};
 use gpukit_core::numeric::Real;
 
 mod funcs;
@@ -160,39 +166,6 @@ fn pow2i_f32(k: i32) -> f32 {
 fn pow2i_f64(k: i64) -> f64 {
     f64::from_bits((k.wrapping_add(1023) as u64) << 52)
 }
-
-/// 1.5 * 2^23.
-const MAGIC_F32: f32 = 12582912.0;
-/// 1.5 * 2^52.
-const MAGIC_F64: f64 = 6755399441055744.0;
-const LOG2E_F32: f32 = std::f32::consts::LOG2_E;
-const LOG2E_F64: f64 = std::f64::consts::LOG2_E;
-const LN2_HI_F32: f32 = std::f32::consts::LN_2;
-const LN2_LO_F32: f32 = -1.9046542e-09;
-const LN2_HI_F64: f64 = std::f64::consts::LN_2;
-const LN2_LO_F64: f64 = 2.3190468138462996e-17;
-
-/// Same coefficients as `gpukit_core::math` (checked by the bit-equality tests).
-const EXP_F32: [f32; 5] = [
-    4.9999994e-01,
-    1.666652e-01,
-    4.1668408e-02,
-    8.368919e-03,
-    1.3814181e-03,
-];
-const EXP_F64: [f64; 11] = [
-    0.5,
-    0.16666666666666685,
-    0.041666666666666075,
-    0.008333333333316659,
-    0.0013888888889120867,
-    0.00019841269897333459,
-    2.480158692014383e-05,
-    2.7557233895001537e-06,
-    2.755758487694327e-07,
-    2.5112379548377275e-08,
-    2.0826336017154413e-09,
-];
 
 #[inline(always)]
 fn horner_f32(x: f32, c: &[f32]) -> f32 {
