@@ -350,3 +350,36 @@ proptest! {
         }
     }
 }
+
+/// A built-in launch whose scalars lie about the buffers is an error before anything
+/// is allocated: batch_norm with n = 0 and c = 2^31 used to allocate a c-sized table
+/// (32 GiB) before checking the parameter buffers, and abort the process.
+#[test]
+fn lying_launch_scalars_are_checked_before_any_allocation() {
+    let k = kit();
+    let x = k.upload(&[1.0f32; 4]).unwrap();
+    let out = k.upload(&[0.0f32; 4]).unwrap();
+    let p: Vec<Buf> = (0..4).map(|_| k.upload(&[1.0f32; 2]).unwrap()).collect();
+    let cfg = LaunchConfig::for_elements(1, 1).unwrap();
+    let res = k.launch_builtin(
+        "batch_norm_f32",
+        cfg,
+        &[
+            (&out).into(),
+            (&x).into(),
+            (&p[0]).into(),
+            (&p[1]).into(),
+            (&p[2]).into(),
+            (&p[3]).into(),
+            DevArg::I64(0),
+            DevArg::I64(1 << 31),
+            DevArg::I64(1),
+            DevArg::F64(1e-5),
+        ],
+    );
+    assert!(
+        res.is_err(),
+        "a c of 2^31 over 2-element buffers was accepted"
+    );
+    assert!(!matches!(res, Err(Error::OutOfMemory { .. })), "{res:?}");
+}

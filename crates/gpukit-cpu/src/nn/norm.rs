@@ -190,19 +190,30 @@ fn batch_norm<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
     let total = mul(args, 8, planes, s)?;
     args.need(0, &out, total)?;
     args.need(1, &x, total)?;
-    let mut params: Vec<[T::Real; 4]> = vec![[T::Real::ZERO; 4]; c];
+    // Every buffer is checked before anything is allocated: a lying `c` is an error,
+    // never a `c`-sized allocation (and the table's own allocation is fallible).
+    for slot in 2..6 {
+        args.need(slot, &args.buf::<T>(slot)?, c)?;
+    }
+    if total == 0 {
+        return Ok(());
+    }
+    let mut params: Vec<[T::Real; 4]> = Vec::new();
+    params
+        .try_reserve_exact(c)
+        .map_err(|_| gpukit_core::Error::OutOfMemory {
+            requested: c.saturating_mul(std::mem::size_of::<[T::Real; 4]>()),
+            available: crate::total_memory() as usize,
+        })?;
+    params.resize(c, [T::Real::ZERO; 4]);
     for (i, slot) in (2..6).enumerate() {
         let b = args.buf::<T>(slot)?;
-        args.need(slot, &b, c)?;
         // SAFETY: b holds c elements (checked); it is only read, and the op forbids any
         // overlap with out, so nothing writes it while the slice lives.
         let v = unsafe { input_slice(&b, c, &[out_range(&out)]) };
         for (p, &e) in params.iter_mut().zip(v.iter()) {
             p[i] = e.load();
         }
-    }
-    if total == 0 {
-        return Ok(());
     }
     // [scale, bias, mean, den]: den = sqrt(var + eps), once per channel.
     for p in &mut params {
