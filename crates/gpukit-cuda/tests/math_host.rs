@@ -231,7 +231,7 @@ fn header_literals(src: &str) -> Vec<(bool, u64)> {
 /// `const NAME: TYPE = VALUE;` items of math.rs with float types, values as bits.
 fn rust_constants(src: &str) -> Vec<(String, bool, Vec<u64>)> {
     let mut out = Vec::new();
-    for item in src.split("\nconst ").skip(1) {
+    for item in src.split("\npub const ").skip(1) {
         let (head, value) = item.split_once('=').expect("const value");
         let value = &value[..value.find(';').expect("const ends")];
         let (name, ty) = head.split_once(':').expect("const type");
