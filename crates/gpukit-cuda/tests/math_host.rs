@@ -228,7 +228,7 @@ fn header_literals(src: &str) -> Vec<(bool, u64)> {
     out
 }
 
-/// `const NAME: TYPE = VALUE;` items of math.rs with float types, values as bits.
+/// `pub const NAME: TYPE = VALUE;` items of math.rs with float types, values as bits.
 fn rust_constants(src: &str) -> Vec<(String, bool, Vec<u64>)> {
     let mut out = Vec::new();
     for item in src.split("\npub const ").skip(1) {
