@@ -22,9 +22,10 @@
 // Small helpers (each is a fixed sequence of IEEE operations).
 // ---------------------------------------------------------------------------
 
-/// Horner evaluation `c[0] + x*(c[1] + x*(c[2] + ...))`, every step one fma.
+/// Horner evaluation `c[0] + x*(c[1] + x*(c[2] + ...))`, every step one fma
+/// (branch-free: the CPU's SIMD lane forms share it). `c` must not be empty.
 #[inline(always)]
-fn horner_f32(x: f32, c: &[f32]) -> f32 {
+pub fn horner_f32(x: f32, c: &[f32]) -> f32 {
     let mut acc = c[c.len() - 1];
     let mut i = c.len() - 1;
     while i > 0 {
@@ -34,9 +35,10 @@ fn horner_f32(x: f32, c: &[f32]) -> f32 {
     acc
 }
 
-/// Horner evaluation `c[0] + x*(c[1] + x*(c[2] + ...))`, every step one fma.
+/// Horner evaluation `c[0] + x*(c[1] + x*(c[2] + ...))`, every step one fma
+/// (branch-free: the CPU's SIMD lane forms share it). `c` must not be empty.
 #[inline(always)]
-fn horner_f64(x: f64, c: &[f64]) -> f64 {
+pub fn horner_f64(x: f64, c: &[f64]) -> f64 {
     let mut acc = c[c.len() - 1];
     let mut i = c.len() - 1;
     while i > 0 {

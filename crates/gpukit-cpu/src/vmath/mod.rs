@@ -30,7 +30,7 @@
 // contract's numbers.
 use gpukit_core::math::{
     EXP_F32, EXP_F64, LN2_HI_F32, LN2_HI_F64, LN2_LO_F32, LN2_LO_F64, LOG2E_F32, LOG2E_F64,
-    MAGIC_F32, MAGIC_F64,
+    MAGIC_F32, MAGIC_F64, horner_f32, horner_f64,
 };
 use gpukit_core::numeric::Real;
 
@@ -165,28 +165,6 @@ fn pow2i_f32(k: i32) -> f32 {
 #[inline(always)]
 fn pow2i_f64(k: i64) -> f64 {
     f64::from_bits((k.wrapping_add(1023) as u64) << 52)
-}
-
-#[inline(always)]
-fn horner_f32(x: f32, c: &[f32]) -> f32 {
-    let mut acc = c[c.len() - 1];
-    let mut i = c.len() - 1;
-    while i > 0 {
-        i -= 1;
-        acc = acc.mul_add(x, c[i]);
-    }
-    acc
-}
-
-#[inline(always)]
-fn horner_f64(x: f64, c: &[f64]) -> f64 {
-    let mut acc = c[c.len() - 1];
-    let mut i = c.len() - 1;
-    while i > 0 {
-        i -= 1;
-        acc = acc.mul_add(x, c[i]);
-    }
-    acc
 }
 
 // ---------------------------------------------------------------------------------------
