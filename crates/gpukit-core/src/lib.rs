@@ -12,6 +12,7 @@ mod buf;
 mod device;
 mod dtype;
 mod error;
+pub mod halfconv;
 mod kernel;
 mod kit;
 mod launch;

@@ -165,11 +165,11 @@ impl FloatElement for f16 {
     type Real = f32;
     #[inline(always)]
     fn load(self) -> f32 {
-        self.to_f32()
+        crate::halfconv::f16_to_f32(self.to_bits())
     }
     #[inline(always)]
     fn store(r: f32) -> f16 {
-        f16::from_f32(r)
+        f16::from_bits(crate::halfconv::f32_to_f16(r))
     }
 }
 
@@ -177,11 +177,11 @@ impl FloatElement for bf16 {
     type Real = f32;
     #[inline(always)]
     fn load(self) -> f32 {
-        self.to_f32()
+        crate::halfconv::bf16_to_f32(self.to_bits())
     }
     #[inline(always)]
     fn store(r: f32) -> bf16 {
-        bf16::from_f32(r)
+        bf16::from_bits(crate::halfconv::f32_to_bf16(r))
     }
 }
 

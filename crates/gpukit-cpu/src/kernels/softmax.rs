@@ -7,8 +7,10 @@ use gpukit_core::numeric::{FloatElement, Real, max_nan};
 use gpukit_core::{Element, Result};
 use rayon::prelude::*;
 
-use super::reduce::{CpuFloat, LaneReal, shape_sum};
-use super::simd::{SimdLevel, dispatch, simd_level};
+use gpukit_core::reduce::{self, CHUNK, LANES};
+
+use super::reduce::{CpuFloat, LaneReal};
+use super::simd::dispatch;
 use super::{PAR_GRAIN, input_slice, mul};
 use crate::builtins::{BuiltinArgs, RawBuf};
 use crate::vmath::LaneMath;
@@ -41,29 +43,85 @@ pub(crate) fn max_lanes<R: LaneMath>(x: &[R]) -> R {
     m
 }
 
-/// One softmax line: `e` holds the loaded line (compute type); `e_j = exp(x_j - m)`,
-/// the reduction shape's sum `s`, `o_j = store(e_j / s)`. Runs in the caller's
-/// `dispatch` context so the loops vectorise.
+/// `e_j = exp(x_j - m)` for the items of one chunk of the reduction shape (at most
+/// [`CHUNK`] of them), folded into the shape's 32 lanes as they are computed
+/// (`acc_l + e_j` for `j % 32 == l`, in order), then the shape's tree: the same
+/// value as [`shape_sum`](super::reduce::shape_sum) of the stored `e` (the lanes start at zero, as there).
+/// `src` is the input (`None`: `e` holds it and is overwritten).
 #[inline(always)]
-pub(crate) fn softmax_loaded<T, R>(level: SimdLevel, e: &mut [R], o: &mut [T])
-where
-    T: FloatElement<Real = R>,
-    R: SoftReal,
-{
-    let m = max_lanes(e);
-    for v in e.iter_mut() {
-        *v = (*v - m).exp_l();
+fn exp_sum_chunk<R: SoftReal>(m: R, src: Option<&[R]>, e: &mut [R]) -> R {
+    let mut acc = [R::ZERO; LANES];
+    let full = e.len() / LANES * LANES;
+    match src {
+        Some(x) => {
+            for (c, xc) in e[..full]
+                .chunks_exact_mut(LANES)
+                .zip(x[..full].chunks_exact(LANES))
+            {
+                for l in 0..LANES {
+                    let v = (xc[l] - m).exp_l();
+                    c[l] = v;
+                    acc[l] = acc[l] + v;
+                }
+            }
+            for (l, (d, &v)) in e[full..].iter_mut().zip(&x[full..]).enumerate() {
+                let v = (v - m).exp_l();
+                *d = v;
+                acc[l] = acc[l] + v;
+            }
+        }
+        None => {
+            for c in e[..full].chunks_exact_mut(LANES) {
+                for l in 0..LANES {
+                    let v = (c[l] - m).exp_l();
+                    c[l] = v;
+                    acc[l] = acc[l] + v;
+                }
+            }
+            for (l, d) in e[full..].iter_mut().enumerate() {
+                let v = (*d - m).exp_l();
+                *d = v;
+                acc[l] = acc[l] + v;
+            }
+        }
     }
-    let s = shape_sum(level, e);
-    for (d, &v) in o.iter_mut().zip(e.iter()) {
-        *d = T::store(v / s);
-    }
+    reduce::tree(acc, |a, b| a + b)
 }
 
-/// One row: `x` (or, in place, `o` itself when `x` is `None`) loaded into the
-/// per-task scratch `e`, then [`softmax_loaded`] into `o`.
+/// `e_j = exp(x_j - m)` over the whole line, and the reduction shape's sum of the
+/// `e_j` (chunks of [`CHUNK`], each [`exp_sum_chunk`], then the chunk sums combined
+/// by the shape), in one pass: the same values as the exp loop followed by
+/// [`shape_sum`](super::reduce::shape_sum).
 #[inline(always)]
-pub(crate) fn softmax_row<T, R>(level: SimdLevel, e: &mut Vec<R>, x: Option<&[T]>, o: &mut [T])
+fn exp_sum<R: SoftReal>(m: R, src: Option<&[R]>, e: &mut [R]) -> R {
+    let n = e.len();
+    if n <= CHUNK {
+        return exp_sum_chunk(m, src, e);
+    }
+    // Chunk sums on the stack up to 64 chunks (512 Ki items), else on the heap.
+    let mut stack = [R::ZERO; 64];
+    let mut heap = Vec::new();
+    let nc = n.div_ceil(CHUNK);
+    let parts: &mut [R] = if nc <= stack.len() {
+        &mut stack[..nc]
+    } else {
+        heap.resize(nc, R::ZERO);
+        &mut heap
+    };
+    for (c, (p, ec)) in parts.iter_mut().zip(e.chunks_mut(CHUNK)).enumerate() {
+        let s = src.map(|x| &x[c * CHUNK..c * CHUNK + ec.len()]);
+        *p = exp_sum_chunk(m, s, ec);
+    }
+    reduce::combine_partials(parts, R::ZERO, |a, b| a + b)
+}
+
+/// One row: `x` (or, in place, `o` itself when `x` is `None`) into `o`. For f32/f64
+/// the input is read directly (max, then exp and the sum in one pass into the
+/// per-task scratch `e`); f16/bf16 are first loaded into `e`. Then
+/// `o_j = store(e_j / s)`. Runs in the caller's `dispatch` context so the loops
+/// vectorise.
+#[inline(always)]
+pub(crate) fn softmax_row<T, R>(e: &mut Vec<R>, x: Option<&[T]>, o: &mut [T])
 where
     T: CpuFloat<Real = R>,
     R: SoftReal,
@@ -72,8 +130,19 @@ where
     if e.len() != n {
         e.resize(n, R::ZERO);
     }
-    T::load_slice(x.unwrap_or(o), e);
-    softmax_loaded(level, e, o);
+    let s = {
+        let src: &[T] = x.unwrap_or(o);
+        match T::as_real(src) {
+            Some(xr) => exp_sum(max_lanes(xr), Some(xr), e),
+            None => {
+                T::load_slice(src, e);
+                exp_sum(max_lanes(e), None, e)
+            }
+        }
+    };
+    for (d, &v) in o.iter_mut().zip(e.iter()) {
+        *d = T::store(v / s);
+    }
 }
 
 /// Rows of a `[rows, cols]` softmax (the input is `src`, or `out` itself when `None`),
@@ -86,7 +155,6 @@ where
     if rows == 0 || cols == 0 {
         return;
     }
-    let level = simd_level();
     let per_task = (PAR_GRAIN / cols).max(1);
     let tasks = rows.div_ceil(per_task);
     let task = |t: usize| {
@@ -99,7 +167,7 @@ where
             let x = src.map(|x| &x[r * cols..(r + 1) * cols]);
             dispatch(
                 #[inline(always)]
-                || softmax_row(level, &mut e, x, o),
+                || softmax_row(&mut e, x, o),
             );
         }
     };
