@@ -32,11 +32,19 @@ mod readme {}
 
 pub mod demo;
 pub mod host;
+#[cfg(feature = "selftest")]
 pub mod selftest;
+#[cfg(feature = "selftest")]
 mod selftest_attention;
+#[cfg(feature = "selftest")]
+mod selftest_common;
+#[cfg(feature = "selftest")]
 mod selftest_conv;
+#[cfg(feature = "selftest")]
 mod selftest_movement;
+#[cfg(feature = "selftest")]
 mod selftest_norm;
+#[cfg(feature = "selftest")]
 mod selftest_ops;
 
 pub use gpukit_core::*;

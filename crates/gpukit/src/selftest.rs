@@ -2,25 +2,16 @@
 //! kit over built-in random inputs and compared bit for bit (any NaN equals any NaN)
 //! with a plain sequential reference.
 //!
-//! Each later op adds one [`Check`] to [`checks`].
+//! Each later op adds one [`Check`] to [`checks`]. Needs the `selftest` feature (on in
+//! the `gpukit` command, off by default: it compiles the reference oracle).
 
 use std::time::{Duration, Instant};
 
-use gpukit_core::{Binding, DType, DevArg, Element, Error, Kit, Result};
+use gpukit_core::{Binding, DType, DevArg, Error, Kit, Result};
 
 use crate::demo;
-
-/// One self-check: an op (or kernel) at one dtype.
-#[derive(Clone, Copy)]
-pub struct Check {
-    /// Op or kernel name.
-    pub op: &'static str,
-    /// Element type checked.
-    pub dtype: DType,
-    /// Runs the check on `kit` with inputs drawn from `seed`; `Ok(None)` is a pass,
-    /// `Ok(Some(msg))` a mismatch described by `msg`.
-    pub run: fn(&Kit, u64) -> Result<Option<String>>,
-}
+use crate::selftest_common::mismatch;
+pub use crate::selftest_common::{Check, Rng};
 
 /// The outcome of one [`Check`].
 #[derive(Debug, Clone, PartialEq)]
@@ -33,51 +24,6 @@ pub struct CheckResult {
     pub failure: Option<String>,
     /// Wall time of the check.
     pub time: Duration,
-}
-
-/// A small deterministic generator (SplitMix64) for built-in inputs.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator from a seed.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A float in `[-1, 1)`, with a NaN, an infinity, a -0.0 or a subnormal about one
-    /// time in sixteen.
-    pub fn f32_with_specials(&mut self) -> f32 {
-        let r = self.next_u64();
-        match r % 64 {
-            0 => f32::NAN,
-            1 => f32::INFINITY,
-            2 => -0.0,
-            3 => f32::from_bits(1 + (r >> 40) as u32 % 0x007f_ffff),
-            _ => ((r >> 40) as f32 / (1u64 << 23) as f32) - 1.0,
-        }
-    }
-}
-
-/// The first element where `got` and `want` differ under the contract's equality
-/// (rule 8), described; `None` when they agree.
-pub(crate) fn mismatch<T: Element>(got: &[T], want: &[T]) -> Option<String> {
-    if got.len() != want.len() {
-        return Some(format!("length {} != {}", got.len(), want.len()));
-    }
-    got.iter()
-        .zip(want)
-        .position(|(g, w)| !gpukit_core::numeric::same_bits(*g, *w))
-        .map(|i| format!("element {i}: got {:?}, want {:?}", got[i], want[i]))
 }
 
 /// Bitwise equality with any NaN equal to any NaN (the contract's rule 8).
@@ -233,11 +179,23 @@ pub fn checks() -> Vec<Check> {
 pub fn run_all(
     kit: &Kit,
     seed: u64,
+    progress: impl FnMut(usize, usize, &Check),
+) -> Vec<CheckResult> {
+    run_checks(kit, seed, &checks(), progress)
+}
+
+/// Runs `checks` (a selection of [`checks`], in the order given) on `kit`, calling
+/// `progress(i, total, check)` before each. Errors are reported as failures of their
+/// check, not returned.
+pub fn run_checks(
+    kit: &Kit,
+    seed: u64,
+    checks: &[Check],
     mut progress: impl FnMut(usize, usize, &Check),
 ) -> Vec<CheckResult> {
-    let all = checks();
-    let total = all.len();
-    all.iter()
+    let total = checks.len();
+    checks
+        .iter()
         .enumerate()
         .map(|(i, c)| {
             progress(i, total, c);
@@ -283,6 +241,63 @@ mod tests {
         let results = run_all(&kit, 42, |_, _, _| {});
         assert_eq!(results.len(), checks().len());
         assert!(failed(&results).is_none(), "{:?}", failed(&results));
+    }
+
+    #[test]
+    fn a_selection_runs_only_its_checks_in_order() {
+        let kit = crate::cpu().unwrap();
+        let pick: Vec<Check> = checks()
+            .into_iter()
+            .filter(|c| c.op == "transfer" || c.op == "block_sum")
+            .collect();
+        let mut seen = Vec::new();
+        let results = run_checks(&kit, 7, &pick, |i, n, c| seen.push((i, n, c.op)));
+        let ops: Vec<&str> = results.iter().map(|r| r.op).collect();
+        assert_eq!(
+            ops,
+            ["transfer"; 6]
+                .into_iter()
+                .chain(["block_sum"])
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(seen.len(), 7);
+        assert!(
+            seen.iter()
+                .enumerate()
+                .all(|(k, &(i, n, _))| i == k && n == 7)
+        );
+        assert!(results.iter().all(|r| r.failure.is_none()), "{results:?}");
+    }
+
+    #[test]
+    fn mismatches_and_errors_become_failures() {
+        let kit = crate::cpu().unwrap();
+        let bad = [
+            Check {
+                op: "wrong",
+                dtype: DType::F32,
+                run: |_, _| Ok(Some("element 3".into())),
+            },
+            Check {
+                op: "broken",
+                dtype: DType::F64,
+                run: |_, _| {
+                    Err(Error::InvalidArgument {
+                        op: "x".into(),
+                        reason: "y".into(),
+                    })
+                },
+            },
+        ];
+        let r = run_checks(&kit, 0, &bad, |_, _, _| {});
+        assert_eq!(r[0].failure.as_deref(), Some("mismatch: element 3"));
+        assert!(
+            r[1].failure.as_deref().unwrap().starts_with("error: "),
+            "{r:?}"
+        );
+        let all = failed(&r).unwrap().to_string();
+        assert!(all.contains("wrong f32: mismatch: element 3"), "{all}");
+        assert!(all.contains("broken f64: error: "), "{all}");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use gpukit_core::{Buf, DType, Element, Kit, Result};
 use gpukit_reference as reference;
 
 use crate::ops::{self, AttentionShape};
-use crate::selftest::{Check, Rng, mismatch};
+use crate::selftest_common::{Check, Rng, mismatch};
 
 /// Values in [-2, 2) with a special about one time in sixteen.
 fn rand_vec<T: Element>(rng: &mut Rng, n: usize) -> Vec<T> {

@@ -7,7 +7,7 @@ use gpukit_core::{DType, Element, Kit, Result};
 use gpukit_reference as reference;
 
 use crate::ops::{self, AxisSlice, AxisSlot, Resize2d};
-use crate::selftest::{Check, Rng};
+use crate::selftest_common::{Check, Rng};
 
 fn mismatch<T: Element>(what: &str, got: &[T], want: &[T]) -> Option<String> {
     if got.len() != want.len() {

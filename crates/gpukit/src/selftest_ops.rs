@@ -7,7 +7,7 @@ use gpukit_core::{DType, Element, Kit, Result};
 use gpukit_reference as reference;
 
 use crate::ops;
-use crate::selftest::{Check, Rng, mismatch};
+use crate::selftest_common::{Check, Rng, mismatch};
 
 fn rand_vec<T: Element>(rng: &mut Rng, n: usize) -> Vec<T> {
     (0..n)

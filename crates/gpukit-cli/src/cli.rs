@@ -1,0 +1,192 @@
+//! The command line, declared with clap: the subcommands, their options and the help
+//! and completion texts generated from them.
+
+use clap::{Args, Parser, Subcommand};
+
+/// What `gpukit --help` says after the options.
+const ENVIRONMENT: &str = "\
+Environment:
+  GPUKIT_DEVICE  the default device (as --device)
+  GPUKIT_LOG     what to log on stderr, as an env_logger filter (`debug` says why a CUDA
+                 device was not used); RUST_LOG is read when GPUKIT_LOG is unset
+";
+
+/// Run numeric kernels on a GPU or the CPU with the same bits: list the devices, check
+/// every kernel against the reference, measure and profile them.
+///
+/// With no command, `gpukit` lists the devices, then runs the selftest.
+#[derive(Debug, Parser)]
+#[command(name = "gpukit", version, after_help = ENVIRONMENT)]
+pub(crate) struct Cli {
+    /// The options every command takes.
+    #[command(flatten)]
+    pub(crate) global: Global,
+    /// The command; `None` runs `devices`, then `selftest`.
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+/// The options every command takes, before or after the command's name.
+#[derive(Debug, Args)]
+pub(crate) struct Global {
+    /// The device: cpu, cuda, cuda:N or ptx-emu [default: $GPUKIT_DEVICE, else the best
+    /// device]
+    #[arg(long, global = true, value_name = "SPEC")]
+    pub(crate) device: Option<String>,
+    /// Machine-readable output on stdout: one JSON object
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    /// Seed of the built-in random inputs
+    #[arg(long, global = true, value_name = "N", default_value_t = 42)]
+    pub(crate) seed: u64,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List the devices this build can open, and the default device
+    ///
+    /// One row per device: spec, backend, name, compute capability, memory and threads;
+    /// then why there is no CUDA device, if there is none, and the device a command
+    /// without --device opens.
+    Devices,
+    /// Check every kernel and op against the reference, bit for bit
+    ///
+    /// Each op at each dtype on built-in random inputs (with NaN, infinities, -0.0 and
+    /// subnormals) compared with the sequential reference oracle; any NaN equals any
+    /// NaN. Exit code 1 on any mismatch.
+    Selftest(CheckArgs),
+    /// Throughput of the built-in kernels (GB/s, GFLOP/s)
+    ///
+    /// The user-kernel demos, the elementwise ops, sum, softmax, matmul, fused attention
+    /// and the transfers; each the median of a few timed calls after a warm-up.
+    Bench(BenchArgs),
+    /// Run the selftest workload with the profiler on and print the report
+    ///
+    /// Calls, total and mean time and share per kernel; --trace also writes a Chrome
+    /// trace-event file for Perfetto.
+    Profile(ProfileArgs),
+    /// Every shipped CUDA kernel under the PTX emulator, memcheck and racecheck on
+    ///
+    /// The selftest's checks on `ptx-emu` (whatever --device says), then one row per
+    /// kernel of the ABI table with its launches and result. Exit code 1 on a fault, a
+    /// mismatch or a kernel never launched.
+    EmuCheck(CheckArgs),
+    /// Print a shell completion script on stdout
+    ///
+    /// For example `gpukit completions bash >
+    /// ~/.local/share/bash-completion/completions/gpukit`, `gpukit completions zsh >
+    /// ~/.zfunc/_gpukit` or `gpukit completions fish >
+    /// ~/.config/fish/completions/gpukit.fish`.
+    Completions {
+        /// The shell the script is for
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// Which self-checks to run.
+#[derive(Debug, Args, Default)]
+pub(crate) struct CheckArgs {
+    /// Run only the checks whose label `OP DTYPE` contains TEXT (e.g. `softmax`, `f16`,
+    /// `sum f32`); an error when none does
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) filter: Option<String>,
+}
+
+/// Options of `bench`.
+#[derive(Debug, Args)]
+pub(crate) struct BenchArgs {
+    /// Small sizes and one repetition: a smoke run in well under a second, not a
+    /// measurement
+    #[arg(long)]
+    pub(crate) quick: bool,
+}
+
+/// Options of `profile`.
+#[derive(Debug, Args)]
+pub(crate) struct ProfileArgs {
+    /// Which self-checks make the workload.
+    #[command(flatten)]
+    pub(crate) checks: CheckArgs,
+    /// Also write a Chrome trace-event file to FILE (open it at https://ui.perfetto.dev)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) trace: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("gpukit").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_declaration_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn global_options_go_before_or_after_the_command() {
+        for args in [
+            &["--json", "--device", "cpu", "--seed", "7", "selftest"][..],
+            &["selftest", "--json", "--device", "cpu", "--seed", "7"],
+            &["--device", "cpu", "selftest", "--seed=7", "--json"],
+        ] {
+            let c = parse(args).unwrap();
+            assert!(c.global.json, "{args:?}");
+            assert_eq!(c.global.device.as_deref(), Some("cpu"), "{args:?}");
+            assert_eq!(c.global.seed, 7, "{args:?}");
+            assert!(matches!(c.command, Some(Command::Selftest(_))), "{args:?}");
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let c = parse(&[]).unwrap();
+        assert!(c.command.is_none());
+        assert_eq!(
+            (c.global.device, c.global.json, c.global.seed),
+            (None, false, 42)
+        );
+        let c = parse(&["profile", "--trace", "t.json", "--filter", "sum"]).unwrap();
+        let Some(Command::Profile(p)) = c.command else {
+            panic!("not profile")
+        };
+        assert_eq!(p.trace.as_deref(), Some("t.json"));
+        assert_eq!(p.checks.filter.as_deref(), Some("sum"));
+        let c = parse(&["bench", "--quick"]).unwrap();
+        assert!(matches!(
+            c.command,
+            Some(Command::Bench(BenchArgs { quick: true }))
+        ));
+        let c = parse(&["emu-check"]).unwrap();
+        assert!(matches!(
+            c.command,
+            Some(Command::EmuCheck(CheckArgs { filter: None }))
+        ));
+    }
+
+    #[test]
+    fn bad_arguments_are_usage_errors() {
+        use clap::error::ErrorKind;
+        let kind = |args: &[&str]| parse(args).unwrap_err().kind();
+        assert_eq!(kind(&["--seed", "x"]), ErrorKind::ValueValidation);
+        assert_eq!(kind(&["--seed"]), ErrorKind::InvalidValue);
+        assert_eq!(kind(&["frobnicate"]), ErrorKind::InvalidSubcommand);
+        assert_eq!(kind(&["devices", "--bogus"]), ErrorKind::UnknownArgument);
+        assert_eq!(
+            kind(&["devices", "--trace", "f"]),
+            ErrorKind::UnknownArgument
+        );
+        assert_eq!(kind(&["completions", "tcsh"]), ErrorKind::InvalidValue);
+        assert_eq!(
+            parse(&["--help"]).unwrap_err().kind(),
+            ErrorKind::DisplayHelp
+        );
+        assert_eq!(parse(&["--help"]).unwrap_err().exit_code(), 0);
+        assert_eq!(parse(&["--seed", "x"]).unwrap_err().exit_code(), 2);
+    }
+}
