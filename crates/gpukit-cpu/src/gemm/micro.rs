@@ -234,7 +234,7 @@ mod x86 {
 }
 
 /// Compute types with micro-kernels.
-pub(crate) trait GemmReal: Real {
+pub(crate) trait GemmReal: Real + super::ScratchReal {
     /// The micro-kernel for `level` and a product with `m` rows (the tile whose row
     /// count wastes least on `m`, where the level has a choice).
     fn kernel(level: SimdLevel, m: usize) -> Kernel<Self>;

@@ -22,6 +22,7 @@
 
 mod micro;
 mod pack;
+mod scratch;
 
 use std::sync::OnceLock;
 
@@ -30,6 +31,7 @@ use rayon::prelude::*;
 pub(crate) use micro::GemmReal;
 use micro::Kernel;
 pub(crate) use pack::{RowMajor, TransB};
+use scratch::{Scratch, ScratchReal};
 
 use crate::kernels::simd::{dispatch, simd_level};
 
@@ -139,14 +141,19 @@ struct Blocking {
     nc: usize,
 }
 
-fn blocking(mr: usize, nr: usize, size: usize, k: usize, n: usize) -> Blocking {
+fn blocking(mr: usize, nr: usize, size: usize, m: usize, k: usize, n: usize) -> Blocking {
     let (l1, l2) = caches();
     // B's micro-panel (kc × nr) takes about 2/3 of L1.
     let kc = ((l1 * 2 / 3) / (nr * size) / 16 * 16).clamp(64, 1024);
     // A's row block (mc × kc) takes about half of L2.
     let mc = ((l2 / 2) / (kc * size) / mr * mr).clamp(mr, 24 * mr);
-    // B's column block is packed for all of k: about 8 MiB (it streams from L3).
-    let nc_max = ((8 << 20) / (k.max(1) * size) / nr * nr).clamp(8 * nr, 4096);
+    // B's column block is packed for all of k. With several row blocks it is read once
+    // per row block: about 8 MiB (it streams from L3). With one row block (few rows, as
+    // in a conv2d with 64 output channels) it is read once, right after it is packed:
+    // about half of L2, so that the packing's stores and the kernel's loads stay there
+    // (a 7 MiB im2col block written out to L3 cost a third of conv2d's time).
+    let budget = if m <= mc { l2 / 2 } else { 8 << 20 };
+    let nc_max = (budget / (k.max(1) * size) / nr * nr).clamp(2 * nr, 4096);
     // Split n into equal blocks no wider than that (a thin last block would run the
     // whole of k for a few panels: 768 columns as 672 + 96 ran at 60% of 2 × 384).
     let blocks = n.div_ceil(nc_max).max(1);
@@ -163,7 +170,7 @@ pub(crate) fn run<R: GemmReal>(d: Dims, a: &impl PackA<R>, b: &impl PackB<R>, ou
         return;
     }
     let kern = R::kernel(simd_level(), d.m);
-    let bl = blocking(kern.mr, kern.nr, std::mem::size_of::<R>(), d.k, d.n);
+    let bl = blocking(kern.mr, kern.nr, std::mem::size_of::<R>(), d.m, d.k, d.n);
     let fmas = d
         .batch
         .saturating_mul(d.m)
@@ -194,7 +201,10 @@ pub(crate) fn run<R: GemmReal>(d: Dims, a: &impl PackA<R>, b: &impl PackB<R>, ou
             .for_each(|bi| e.columns(bi, (0, d.m), (0, d.n)));
     } else {
         let parts = threads.div_ceil(d.batch).max(1);
-        if mp >= 4 * parts {
+        // Split by rows (B packed once, shared) when there are several row blocks;
+        // with one row block, by columns: each task packs its own B blocks, which
+        // stay in its L2, and the small A again.
+        if mp >= 4 * parts && d.m > bl.mc {
             for bi in 0..d.batch {
                 e.rows_parallel(bi, parts);
             }
@@ -259,12 +269,12 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
         let np = cols.div_ceil(nr);
         let ldc = np * nr;
         let zero = R::ZERO;
-        let mut ap = vec![zero; mc * kc.min(k)];
+        let mut ap = Scratch::<R>::new(mc * kc.min(k));
         // Partial sums, tile-major: tile (ir, jr) is the mr × nr block at
         // (jr*mp + ir)*mr*nr, so consecutive kernel calls touch consecutive memory.
         let mpmax = mc.min(r1 - r0).div_ceil(mr);
-        let mut cbuf = vec![zero; mpmax * mr * ldc];
-        let mut rowbuf = vec![zero; mr * ldc];
+        let mut cbuf = Scratch::<R>::new(mpmax * mr * ldc);
+        let mut rowbuf = Scratch::<R>::new(mr * ldc);
         let mut ic = r0;
         while ic < r1 {
             let mcb = mc.min(r1 - ic);
@@ -325,7 +335,7 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
             || {
                 let (k, nc, nr) = (self.d.k, self.bl.nc, self.kern.nr);
                 let ncap = nc.min((c1 - c0).div_ceil(nr) * nr);
-                let mut bp = vec![R::ZERO; k * ncap];
+                let mut bp = Scratch::<R>::new(k * ncap);
                 let mut jc = c0;
                 while jc < c1 {
                     let cols = nc.min(c1 - jc);
@@ -344,7 +354,7 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
         let (m, n, k) = (self.d.m, self.d.n, self.d.k);
         let (mr, nr, nc) = (self.kern.mr, self.kern.nr, self.bl.nc);
         let mp = m.div_ceil(mr);
-        let mut bp = vec![R::ZERO; k * nc.min(n.div_ceil(nr) * nr)];
+        let mut bp = Scratch::<R>::new(k * nc.min(n.div_ceil(nr) * nr));
         let mut jc = 0;
         while jc < n {
             let cols = nc.min(n - jc);

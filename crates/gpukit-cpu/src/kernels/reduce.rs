@@ -362,6 +362,14 @@ where
     shape_seq(n, |s, e| chunk_dot::<R>(level, &a[s..e], &b[s..e]))
 }
 
+/// [`shape_dot`] of two storage-type slices of equal length, converted to the compute
+/// type in small blocks on the stack (no row-sized scratch: memory independent of the
+/// length).
+pub(crate) fn shape_dot_stored<T: CpuFloat>(level: SimdLevel, a: &[T], b: &[T]) -> T::Real {
+    let n = a.len().min(b.len());
+    shape_seq(n, |s, e| chunk_dot::<T>(level, &a[s..e], &b[s..e]))
+}
+
 /// Per-dtype sum: floats in SIMD lanes, integers wrapping (any grouping gives the same
 /// integer, so the shape's order is followed trivially).
 pub(crate) trait SumElem: Arith {

@@ -95,19 +95,14 @@ fn exp_sum_chunk<R: SoftReal>(m: R, src: Option<&[R]>, e: &mut [R]) -> R {
 #[inline(always)]
 fn exp_sum<R: SoftReal>(m: R, src: Option<&[R]>, e: &mut [R]) -> R {
     let n = e.len();
+    debug_assert!(n <= LONG_ROW);
     if n <= CHUNK {
         return exp_sum_chunk(m, src, e);
     }
-    // Chunk sums on the stack up to 64 chunks (512 Ki items), else on the heap.
-    let mut stack = [R::ZERO; 64];
-    let mut heap = Vec::new();
-    let nc = n.div_ceil(CHUNK);
-    let parts: &mut [R] = if nc <= stack.len() {
-        &mut stack[..nc]
-    } else {
-        heap.resize(nc, R::ZERO);
-        &mut heap
-    };
+    // Chunk sums on the stack: rows this long are at most LONG_ROW items.
+    const MAX_PARTS: usize = LONG_ROW / CHUNK;
+    let mut stack = [R::ZERO; MAX_PARTS];
+    let parts = &mut stack[..n.div_ceil(CHUNK).min(MAX_PARTS)];
     for (c, (p, ec)) in parts.iter_mut().zip(e.chunks_mut(CHUNK)).enumerate() {
         let s = src.map(|x| &x[c * CHUNK..c * CHUNK + ec.len()]);
         *p = exp_sum_chunk(m, s, ec);
@@ -145,6 +140,55 @@ where
     }
 }
 
+/// Rows longer than this run in bounded memory ([`softmax_row_long`]) instead of
+/// through a row-sized scratch.
+pub(crate) const LONG_ROW: usize = 1 << 22;
+
+/// A row of any length in chunks of [`CHUNK`] items with one chunk of scratch: the
+/// maximum chunk by chunk; then per chunk `e_j = exp(x_j - m)` and its chunk sum (one
+/// value kept per chunk); the chunk sums combined by the reduction shape; then per
+/// chunk `e_j` again (the same values) and `o_j = store(e_j / s)`. The same bits as
+/// [`softmax_row`], with `exp` evaluated twice per item, and memory independent of
+/// the row length but for the chunk sums (one value per 8192 items). Runs in the
+/// caller's `dispatch` context.
+#[inline(always)]
+pub(crate) fn softmax_row_long<T, R>(x: Option<&[T]>, o: &mut [T])
+where
+    T: CpuFloat<Real = R>,
+    R: SoftReal,
+{
+    let mut buf = vec![R::ZERO; CHUNK];
+    // The maximum: without NaNs it does not depend on the grouping (see max_lanes);
+    // with one it is a NaN either way.
+    let mut m = R::NEG_INFINITY;
+    for ch in x.unwrap_or(o).chunks(CHUNK) {
+        let b = &mut buf[..ch.len()];
+        T::load_slice(ch, b);
+        m = max_nan(m, max_lanes(b));
+    }
+    let parts: Vec<R> = x
+        .unwrap_or(o)
+        .chunks(CHUNK)
+        .map(|ch| {
+            let b = &mut buf[..ch.len()];
+            T::load_slice(ch, b);
+            exp_sum_chunk(m, None, b)
+        })
+        .collect();
+    let s = reduce::combine_partials(&parts, R::ZERO, |a, b| a + b);
+    for (c, oc) in o.chunks_mut(CHUNK).enumerate() {
+        let b = &mut buf[..oc.len()];
+        match x {
+            Some(x) => T::load_slice(&x[c * CHUNK..c * CHUNK + oc.len()], b),
+            // In place: this chunk of the input is read before it is overwritten.
+            None => T::load_slice(oc, b),
+        }
+        for (d, &v) in oc.iter_mut().zip(b.iter()) {
+            *d = T::store((v - m).exp_l() / s);
+        }
+    }
+}
+
 /// Rows of a `[rows, cols]` softmax (the input is `src`, or `out` itself when `None`),
 /// rows split over tasks with a reused scratch row each.
 pub(crate) fn softmax_rows<T>(src: Option<&[T]>, out: &RawBuf<'_, T>, rows: usize, cols: usize)
@@ -158,17 +202,24 @@ where
     let per_task = (PAR_GRAIN / cols).max(1);
     let tasks = rows.div_ceil(per_task);
     let task = |t: usize| {
-        let mut e: Vec<T::Real> = Vec::with_capacity(cols);
+        let mut e: Vec<T::Real> = Vec::new();
         let r1 = ((t + 1) * per_task).min(rows);
         for r in t * per_task..r1 {
             // SAFETY: rows are disjoint across tasks and inside out[..rows * cols]
             // (caller); in place, the row is read (into `e`) before it is written.
             let o = unsafe { out.slice_mut(r * cols, (r + 1) * cols) };
             let x = src.map(|x| &x[r * cols..(r + 1) * cols]);
-            dispatch(
-                #[inline(always)]
-                || softmax_row(&mut e, x, o),
-            );
+            if cols > LONG_ROW {
+                dispatch(
+                    #[inline(always)]
+                    || softmax_row_long(x, o),
+                );
+            } else {
+                dispatch(
+                    #[inline(always)]
+                    || softmax_row(&mut e, x, o),
+                );
+            }
         }
     };
     if tasks <= 1 {
@@ -206,4 +257,56 @@ where
     let out: RawBuf<'_, T> = out;
     softmax_rows(src.as_deref(), &out, rows, cols);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpukit_core::half::{bf16, f16};
+    use gpukit_core::numeric::same_bits;
+
+    /// The bounded-memory path gives the row-scratch path's bits, in place and not.
+    fn long_matches_short<T: CpuFloat<Real = R> + Element, R: SoftReal>() {
+        for n in [1usize, 31, CHUNK, CHUNK + 1, 3 * CHUNK + 77] {
+            let mut x: Vec<T> = (0..n)
+                .map(|i| {
+                    T::store(<R as Real>::from_f64(
+                        ((i * 7919) % 2003) as f64 * 0.01 - 9.0,
+                    ))
+                })
+                .collect();
+            if n > 40 {
+                x[3] = T::store(<R as Real>::from_f64(-0.0));
+                x[17] = T::store(R::NEG_INFINITY);
+                x[n - 2] = T::store(<R as Real>::from_f64(1e-40));
+            }
+            for special in [None, Some(f64::INFINITY), Some(f64::NAN)] {
+                let mut x = x.clone();
+                if let Some(v) = special {
+                    x[n / 2] = T::store(<R as Real>::from_f64(v));
+                }
+                let mut short = vec![T::store(R::ZERO); n];
+                let mut e = Vec::new();
+                softmax_row(&mut e, Some(&x), &mut short);
+                let mut long = vec![T::store(R::ZERO); n];
+                softmax_row_long(Some(&x), &mut long);
+                let mut inplace = x.clone();
+                softmax_row_long(None, &mut inplace);
+                for (j, ((&a, &b), &c)) in short.iter().zip(&long).zip(&inplace).enumerate() {
+                    assert!(
+                        same_bits(a, b) && same_bits(a, c),
+                        "n = {n}, j = {j}, {special:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn long_rows_in_bounded_memory_give_the_same_bits() {
+        long_matches_short::<f32, f32>();
+        long_matches_short::<f64, f64>();
+        long_matches_short::<f16, f32>();
+        long_matches_short::<bf16, f32>();
+    }
 }

@@ -17,7 +17,7 @@ use gpukit_core::{DType, Element, Result};
 use rayon::prelude::*;
 
 use crate::builtins::{BuiltinArgs, BuiltinFn, RawBuf};
-use crate::kernels::reduce::{CpuFloat, shape_dot, shape_sum};
+use crate::kernels::reduce::{CpuFloat, shape_dot, shape_dot_stored, shape_sum};
 use crate::kernels::simd::{dispatch, simd_level};
 use crate::kernels::softmax::{SoftReal, softmax_rows};
 use crate::kernels::{PAR_GRAIN, arg_err, input_slice, mul, out_range};
@@ -589,15 +589,12 @@ where
         let (r0, r1) = (t * per_task, ((t + 1) * per_task).min(rows));
         // SAFETY: row ranges are disjoint across tasks and inside out[..rows].
         let o = unsafe { out.slice_mut(r0, r1) };
-        let mut e: Vec<T::Real> = vec![T::Real::ZERO; n];
         let level = simd_level();
         for (d, r) in o.iter_mut().zip(r0..r1) {
+            let row = &src[r * n..(r + 1) * n];
             dispatch(
                 #[inline(always)]
-                || {
-                    T::load_slice(&src[r * n..(r + 1) * n], &mut e);
-                    *d = T::store(shape_dot(level, &e, &e).sqrt());
-                },
+                || *d = T::store(shape_dot_stored(level, row, row).sqrt()),
             );
         }
     });

@@ -148,12 +148,6 @@ fn seli(m: bool, a: i32, b: i32) -> i32 {
     if m { a } else { b }
 }
 
-/// `if m { a } else { b }` on integers.
-#[inline(always)]
-fn seli64(m: bool, a: i64, b: i64) -> i64 {
-    if m { a } else { b }
-}
-
 /// `2^k` from the bit pattern; exact for `-126 <= k <= 127`, garbage (never UB)
 /// outside, where the caller discards it.
 #[inline(always)]
@@ -217,29 +211,24 @@ pub(crate) fn exp_kernel_f64(x: f64, xl: f64) -> (i64, f64, f64) {
     (k, hi, (s - hi) + t)
 }
 
-/// The scalar `scale_f32(y, k)`: the three cases computed as one path with selected
-/// factors (each case's operations unchanged).
+/// The scalar `scale_f32(y, k)`: `y * 2^k` rounded once (only when the result is
+/// subnormal), with correct overflow. Every case of the scalar function gives the
+/// correctly rounded product, so any correctly rounded evaluation returns its bits;
+/// here `(y * 2^(k>>1)) * 2^(k - (k>>1))`: both factors are normal for `|k| <= 252`,
+/// the first product is exact (`y` is near 1) and the second rounds once. Eight
+/// operations instead of the three cases' compares and selects.
 #[inline(always)]
 pub(crate) fn scale_f32(y: f32, k: i32) -> f32 {
-    let big = k > 127;
-    let small = k < -126;
-    let k1 = seli(big, k.wrapping_sub(1), seli(small, k.wrapping_add(64), k));
-    let m = y * pow2i_f32(k1);
-    sel32(big, m * 2.0, sel32(small, m * pow2i_f32(-64), m))
+    let k1 = k >> 1;
+    (y * pow2i_f32(k1)) * pow2i_f32(k.wrapping_sub(k1))
 }
 
-/// The scalar `scale_f64(y, k)` in lane form.
+/// The scalar `scale_f64(y, k)` in lane form, as [`scale_f32`] (both factors normal
+/// for `|k| <= 2044`).
 #[inline(always)]
 pub(crate) fn scale_f64(y: f64, k: i64) -> f64 {
-    let big = k > 1023;
-    let small = k < -1022;
-    let k1 = seli64(
-        big,
-        k.wrapping_sub(1),
-        seli64(small, k.wrapping_add(512), k),
-    );
-    let m = y * pow2i_f64(k1);
-    sel64(big, m * 2.0, sel64(small, m * pow2i_f64(-512), m))
+    let k1 = k >> 1;
+    (y * pow2i_f64(k1)) * pow2i_f64(k.wrapping_sub(k1))
 }
 
 // ---------------------------------------------------------------------------------------
