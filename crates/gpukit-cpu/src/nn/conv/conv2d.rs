@@ -1,11 +1,15 @@
 //! conv2d: implicit GEMM on the packed engine. Per image and group, A is the group's
 //! weights `[og, cg*kh*kw]` and B the im2col panel `B(t, p)` with
-//! `t = (icl*kh + i)*kw + j` (the contract's tap order) and `p = oy*ow + ox`, packed
-//! k-block by k-block straight from the input, padded taps as `+0.0`. Groups with very
+//! `t = (icl*kh + i)*kw + j` (the contract's tap order) and `p = oy*ow + ox`, padded
+//! taps as `+0.0`. With stride 1, B is packed from a zero-padded copy of the input on a
+//! grid `wp` columns wide, where every tap's row of B is one contiguous run
+//! ([`PaddedCols`]; the grid's extra columns are computed and dropped); otherwise it is
+//! gathered k-block by k-block straight from the input ([`Im2col`]). Groups with very
 //! few output channels (depthwise) take a direct path that runs the same chains.
 
 use gpukit_core::numeric::{FloatElement, Real};
 use gpukit_core::{Element, Result};
+use rayon::prelude::*;
 
 use super::{ConvArgs, Float, conv_args, for_tasks};
 use crate::builtins::{BuiltinArgs, RawBuf};
@@ -172,6 +176,131 @@ impl<T: Float> Sink<T::Real> for Store<'_, T> {
     }
 }
 
+/// The im2col panel of a stride-1 convolution, read from a zero-padded copy of the
+/// input in the compute type. On the padded grid (`wp = ow + (kw-1)*dw` columns per
+/// row, the last `wp - ow` of each row computed and discarded), grid column
+/// `q = oy*wp + ox` of tap `(icl, ki, kj)` is the padded value at
+/// `icl*hp*wp + ki*dh*wp + kj*dw + q`: a contiguous run for every tap, so packing is a
+/// plain copy. Padded taps are `+0.0` operands, as in [`Im2col`]: the same chains.
+struct PaddedCols<'a, R> {
+    /// `[n*groups][cg][hp][wp]`.
+    xp: &'a [R],
+    cg: usize,
+    hp: usize,
+    wp: usize,
+    p: ConvArgs,
+}
+
+impl<R: Real> PaddedCols<'_, R> {
+    /// Columns of each product on the padded grid.
+    fn grid_cols(&self) -> usize {
+        (self.p.oh - 1) * self.wp + self.p.ow
+    }
+}
+
+impl<R: Real> PackB<R> for PaddedCols<'_, R> {
+    #[inline(always)]
+    fn pack_b(
+        &self,
+        bi: usize,
+        t0: usize,
+        kc: usize,
+        c0: usize,
+        cols: usize,
+        nr: usize,
+        dst: &mut [R],
+    ) {
+        let p = &self.p;
+        let (hw, khw) = (self.hp * self.wp, p.kh * p.kw);
+        let x = &self.xp[bi * self.cg * hw..][..self.cg * hw];
+        for (pi, panel) in dst.chunks_exact_mut(kc * nr).enumerate() {
+            let j0 = c0 + pi * nr;
+            let cn = nr.min(cols - pi * nr);
+            for (t, d) in panel.chunks_exact_mut(nr).enumerate() {
+                let tt = t0 + t;
+                let (icl, r) = (tt / khw, tt % khw);
+                let (ki, kj) = (r / p.kw, r % p.kw);
+                // The last grid column of the last tap is the plane's last value.
+                let off = icl * hw + ki * p.dh * self.wp + kj * p.dw + j0;
+                d[..cn].copy_from_slice(&x[off..off + cn]);
+                d[cn..].fill(R::ZERO);
+            }
+        }
+    }
+}
+
+/// The padded copy for [`PaddedCols`]: `[n*groups][cg][hp][wp]` in the compute type,
+/// `+0.0` outside the input. `None` when it cannot be allocated (the caller falls back
+/// to gathering from the input).
+fn pad_input<T: Float>(p: &ConvArgs, x: &[T]) -> Option<(Vec<T::Real>, usize, usize)> {
+    let hp = p.oh + (p.kh - 1) * p.dh;
+    let wp = p.ow + (p.kw - 1) * p.dw;
+    let planes = p.n * p.c_in;
+    let len = planes.checked_mul(hp)?.checked_mul(wp)?;
+    let mut xp: Vec<T::Real> = Vec::new();
+    xp.try_reserve_exact(len).ok()?;
+    xp.resize(len, <T::Real as Real>::ZERO);
+    let plane_in = p.h * p.w;
+    let per_task = planes.div_ceil(rayon::current_num_threads().max(1));
+    xp.par_chunks_mut(hp * wp)
+        .with_min_len(per_task)
+        .enumerate()
+        .for_each(|(c, dst)| {
+            let src = &x[c * plane_in..(c + 1) * plane_in];
+            // Padded row iyp holds input row iyp - pt, its columns shifted right by pl
+            // (those that land inside the grid).
+            let n = p.w.min(wp.saturating_sub(p.pl));
+            if n == 0 {
+                return;
+            }
+            for iyp in 0..hp {
+                let Some(iy) = iyp.checked_sub(p.pt).filter(|&iy| iy < p.h) else {
+                    continue;
+                };
+                let row = &mut dst[iyp * wp + p.pl..iyp * wp + p.pl + n];
+                for (d, s) in row.iter_mut().zip(&src[iy * p.w..iy * p.w + n]) {
+                    *d = s.load();
+                }
+            }
+        });
+    Some((xp, hp, wp))
+}
+
+/// Stores grid columns (see [`PaddedCols`]) `acc (+ bias[oc])` into the NCHW output,
+/// dropping the columns past `ow` in each grid row.
+struct PaddedStore<'a, T> {
+    inner: Store<'a, T>,
+    wp: usize,
+}
+
+impl<T: Float> Sink<T::Real> for PaddedStore<'_, T> {
+    #[inline(always)]
+    fn finish(
+        &self,
+        bi: usize,
+        r0: usize,
+        c0: usize,
+        rows: usize,
+        cols: usize,
+        acc: &[T::Real],
+        ld: usize,
+    ) {
+        let (ow, wp) = (self.inner.p.ow, self.wp);
+        let mut q = c0;
+        while q < c0 + cols {
+            let (oy, ox) = (q / wp, q % wp);
+            let end = (q - ox + wp).min(c0 + cols);
+            let real = ow.saturating_sub(ox).min(end - q);
+            if real > 0 {
+                // Grid columns q..q+real are pixels oy*ow + ox...: one run per row.
+                let sub = &acc[q - c0..];
+                self.inner.finish(bi, r0, oy * ow + ox, rows, real, sub, ld);
+            }
+            q = end;
+        }
+    }
+}
+
 /// Per kernel column `j`: the output columns whose tap `j` lands inside the input row,
 /// `0 <= ox*sw + j*dw - pl < w`.
 fn col_ranges(p: &ConvArgs) -> Vec<(usize, usize)> {
@@ -230,15 +359,35 @@ where
         og,
         k,
     };
-    let b = Im2col {
-        x: xv,
-        p,
-        ranges: col_ranges(&p),
-    };
     let out = Store {
         y,
         bias: p.has_bias.then_some(bv),
         p,
+    };
+    // Stride 1: pack from a zero-padded copy (contiguous runs per tap) on the padded
+    // grid; else gather the patches from the input.
+    if p.sh == 1
+        && p.sw == 1
+        && let Some((xp, hp, wp)) = pad_input(&p, xv)
+    {
+        let b = PaddedCols {
+            xp: &xp,
+            cg,
+            hp,
+            wp,
+            p,
+        };
+        let d = Dims {
+            n: b.grid_cols(),
+            ..d
+        };
+        gemm::run(d, &a, &b, &PaddedStore { inner: out, wp });
+        return Ok(());
+    }
+    let b = Im2col {
+        x: xv,
+        p,
+        ranges: col_ranges(&p),
     };
     gemm::run(d, &a, &b, &out);
     Ok(())
