@@ -157,7 +157,8 @@ where
     T: CpuFloat<Real = R>,
     R: SoftReal,
 {
-    let mut buf = vec![R::ZERO; CHUNK];
+    let mut buf: Vec<R> = Vec::new();
+    buf.resize(CHUNK, R::ZERO);
     // The maximum: without NaNs it does not depend on the grouping (see max_lanes);
     // with one it is a NaN either way.
     let mut m = R::NEG_INFINITY;
