@@ -291,7 +291,7 @@ impl Tensor {
             // One operand per batch (stride m·k), or one matrix for all (stride 0).
             let prep = |t: &Tensor, r: usize, size: usize| -> Result<(Tensor, usize)> {
                 let tb: usize = t.dims[..r - 2].iter().product();
-                if tb == 1 && nb != 1 {
+                if tb == 1 {
                     Ok((t.contiguous()?, 0))
                 } else if t.dims[..r - 2] == batch[..] {
                     Ok((t.contiguous()?, size))

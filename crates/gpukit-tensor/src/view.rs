@@ -274,7 +274,13 @@ impl Tensor {
                 (s, e, if e > s { (e - s - 1) / step + 1 } else { 0 })
             } else {
                 let (s, e) = (s.clamp(0, (dim - 1).max(0)), e.clamp(-1, dim - 1));
-                (s, e, if s > e { (s - e - 1) / (-step) + 1 } else { 0 })
+                // i128: `-step` of i64::MIN does not fit an i64.
+                let len = if s > e {
+                    ((s - e - 1) as i128 / -(step as i128) + 1) as i64
+                } else {
+                    0
+                };
+                (s, e, len)
             };
             let _ = e;
             if len > 0 {

@@ -412,3 +412,64 @@ fn concat_and_stack() {
         ));
     }
 }
+
+#[test]
+fn other_dtypes_high_ranks_and_extreme_steps() {
+    use gpukit::half::{bf16, f16};
+    for kit in kits() {
+        // f64, f16, bf16 and i32 through views and broadcasting.
+        let d: Vec<f64> = (0..6).map(|i| i as f64 * 0.5 - 1.0).collect();
+        let t = Tensor::from_slice(&kit, &d, &[2, 3]).unwrap();
+        let r = t
+            .t()
+            .unwrap()
+            .add(&Tensor::from_slice(&kit, &[10.0f64, 20.0], &[2]).unwrap())
+            .unwrap();
+        let want: Vec<f64> = (0..6)
+            .map(|i| d[(i % 2) * 3 + i / 2] + [10.0, 20.0][i % 2])
+            .collect();
+        assert!(same_f64(&r.to_vec::<f64>().unwrap(), &want));
+        let h: Vec<f16> = d.iter().map(|&v| f16::from_f64(v)).collect();
+        let th = Tensor::from_slice(&kit, &h, &[2, 3]).unwrap();
+        let rev = th.slice(&[1], &[i64::MAX], &[i64::MIN], &[-1]).unwrap();
+        let want: Vec<f16> = (0..6).map(|i| h[(i / 3) * 3 + 2 - i % 3]).collect();
+        assert_eq!(rev.to_vec::<f16>().unwrap(), want);
+        let b: Vec<bf16> = d.iter().map(|&v| bf16::from_f64(v)).collect();
+        let tb = Tensor::from_slice(&kit, &b, &[3, 2]).unwrap();
+        let m = tb.mul(&tb).unwrap();
+        let want: Vec<bf16> = b
+            .iter()
+            .map(|&v| bf16::from_f32(v.to_f32() * v.to_f32()))
+            .collect();
+        assert_eq!(m.to_vec::<bf16>().unwrap(), want);
+        let ti = Tensor::from_slice(&kit, &[1i32, -2, 3], &[3, 1]).unwrap();
+        let s = ti.expand(&[3, 3]).unwrap().sub(&ti.t().unwrap()).unwrap();
+        assert_eq!(s.to_vec::<i32>().unwrap(), [0, 3, -2, -3, 0, -5, 2, 5, 0]);
+        // Rank 9 (above the movement ops' rank limit): the gather path copies it.
+        let dims = [2usize, 1, 2, 1, 2, 1, 2, 1, 2];
+        let data = values(32, 9);
+        let nine = Tensor::from_slice(&kit, &data, &dims).unwrap();
+        let p = nine.permute(&[8, 7, 6, 5, 4, 3, 2, 1, 0]).unwrap();
+        let rdims: Vec<usize> = dims.iter().rev().copied().collect();
+        let st = strides(&dims);
+        let rst: Vec<isize> = st.iter().rev().map(|&s| s as isize).collect();
+        check_f32(
+            &p.contiguous().unwrap(),
+            &rdims,
+            &host_view(&data, &rdims, &rst, 0),
+        );
+        // Steps of i64::MIN / i64::MAX take one element.
+        let v = Tensor::from_slice(&kit, &data[..5], &[5]).unwrap();
+        check_f32(
+            &v.slice(&[0], &[-1], &[i64::MIN], &[i64::MIN]).unwrap(),
+            &[1],
+            &data[4..5],
+        );
+        check_f32(
+            &v.slice(&[0], &[1], &[i64::MAX], &[i64::MAX]).unwrap(),
+            &[1],
+            &data[1..2],
+        );
+        check_f32(&v.slice(&[0], &[3], &[3], &[1]).unwrap(), &[0], &[]);
+    }
+}
