@@ -269,7 +269,9 @@ impl Tensor {
             let dim = dims[a] as i64;
             let fix = |v: i64| if v < 0 { v.saturating_add(dim) } else { v };
             let (s, e) = (fix(starts[i]), fix(ends[i]));
-            let (s, e, len) = if step > 0 {
+            let (s, e, len) = if dim == 0 {
+                (0, 0, 0)
+            } else if step > 0 {
                 let (s, e) = (s.clamp(0, dim), e.clamp(0, dim));
                 (s, e, if e > s { (e - s - 1) / step + 1 } else { 0 })
             } else {
