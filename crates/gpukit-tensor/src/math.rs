@@ -334,6 +334,10 @@ impl Tensor {
     /// Errors: [`Error::Shape`] when `self` has rank 0, `w` is not `[out, in]` with
     /// `in` = the last dim of `self`, or the bias is not `[out]`; [`Error::DType`] for
     /// mixed or integer dtypes.
+    #[doc(alias = "Linear")]
+    #[doc(alias = "dense")]
+    #[doc(alias = "fully_connected")]
+    #[doc(alias = "gemm")]
     pub fn linear(&self, w: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
         let op = "linear";
         let d = self.same_dtype(op, w)?;
