@@ -49,6 +49,8 @@ mod selftest_ops;
 
 pub use gpukit_core::*;
 pub use gpukit_ops as ops;
+/// The tensor API (shapes, views, numpy broadcasting) over [`ops`]; see [`Tensor`].
+pub use gpukit_tensor::{self as tensor, Tensor};
 
 /// The CPU backend's SIMD dispatch: the level its kernels use (detected at run time:
 /// scalar, AVX2+FMA, AVX-512), and caps for tests and for reproducing another machine

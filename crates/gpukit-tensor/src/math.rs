@@ -1,0 +1,548 @@
+//! Math on tensors: numpy-broadcast binary ops (and `std::ops`), scalar operands, unary
+//! maps and activations, matmul, linear, softmax, layer norm, sum, argmax, L2 norm.
+//! Each method computes shapes and strides and calls one op of `gpukit_ops`, so the
+//! bits are that op's.
+
+use gpukit_core::numeric::{BinaryOp, UnaryOp};
+use gpukit_core::{DType, Error, Result};
+use gpukit_ops::{GemmParams, LayerNorm, MapFn};
+
+use crate::Tensor;
+use crate::layout::{self, shape_err};
+
+impl Tensor {
+    /// A fresh contiguous output of `dims` and `dtype` on this tensor's kit.
+    fn alloc_like(&self, dims: &[usize], dtype: DType) -> Result<Tensor> {
+        let n = layout::numel("alloc", dims)?;
+        Ok(Tensor::contiguous_from(
+            self.kit.alloc(dtype, n)?,
+            self.kit.clone(),
+            dims,
+        ))
+    }
+
+    /// The tensor itself when its strides are all non-negative (readable by strided
+    /// ops), otherwise a contiguous copy.
+    fn nonneg(&self) -> Result<Tensor> {
+        if self.strides.iter().all(|&s| s >= 0) {
+            Ok(self.clone())
+        } else {
+            self.contiguous()
+        }
+    }
+
+    /// `op(self, other)` elementwise with numpy broadcasting, through the
+    /// `binary_broadcast` op (one IEEE operation per element; integer division by the
+    /// contract's rule). Both operands must have one dtype (any of the six).
+    ///
+    /// Errors: [`Error::Shape`] naming the op, both shapes and the axis that does not
+    /// broadcast; [`Error::DType`] for mixed dtypes; [`Error::DeviceMismatch`] for
+    /// tensors on different kits.
+    pub fn binary(&self, op: BinaryOp, other: &Tensor) -> Result<Tensor> {
+        let name = op.name();
+        let d = self.same_dtype(name, other)?;
+        let dims = layout::broadcast_shapes(name, &self.dims, &other.dims)?;
+        let out = self.alloc_like(&dims, d)?;
+        let (a, b) = (self.nonneg()?, other.nonneg()?);
+        let conv = |t: &Tensor| -> Vec<usize> {
+            layout::broadcast_strides(&t.dims, &t.strides, &dims)
+                .into_iter()
+                .map(|s| s as usize)
+                .collect()
+        };
+        let (sa, sb) = (conv(&a), conv(&b));
+        gpukit_ops::binary_broadcast(
+            &self.kit,
+            op,
+            &out.buf,
+            &dims,
+            &a.span_buf()?,
+            &sa,
+            &b.span_buf()?,
+            &sb,
+        )?;
+        Ok(out)
+    }
+
+    /// `self + other` with broadcasting. Errors: as [`Tensor::binary`].
+    ///
+    /// ```
+    /// let kit = gpukit::cpu()?;
+    /// let a = gpukit_tensor::Tensor::from_slice(&kit, &[1.0f32, 2.0], &[2, 1])?;
+    /// let b = gpukit_tensor::Tensor::from_slice(&kit, &[10.0f32, 20.0, 30.0], &[3])?;
+    /// assert_eq!(a.add(&b)?.to_vec::<f32>()?, [11.0, 21.0, 31.0, 12.0, 22.0, 32.0]);
+    /// # Ok::<(), gpukit_core::Error>(())
+    /// ```
+    pub fn add(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary(BinaryOp::Add, other)
+    }
+
+    /// `self - other` with broadcasting. Errors: as [`Tensor::binary`].
+    pub fn sub(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary(BinaryOp::Sub, other)
+    }
+
+    /// `self * other` with broadcasting. Errors: as [`Tensor::binary`].
+    pub fn mul(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary(BinaryOp::Mul, other)
+    }
+
+    /// `self / other` with broadcasting. Errors: as [`Tensor::binary`].
+    pub fn div(&self, other: &Tensor) -> Result<Tensor> {
+        self.binary(BinaryOp::Div, other)
+    }
+
+    /// `op(self, v)` with `v` converted once to the tensor's dtype (floats round to
+    /// nearest even), broadcast from one element.
+    ///
+    /// Errors: [`Error::Conversion`] for a value an integer dtype cannot hold exactly;
+    /// those of [`Tensor::binary`].
+    pub fn binary_scalar(&self, op: BinaryOp, v: f64) -> Result<Tensor> {
+        let s = Tensor::contiguous_from(
+            self.kit.upload_f64(self.dtype(), &[v])?,
+            self.kit.clone(),
+            &[],
+        );
+        self.binary(op, &s)
+    }
+
+    /// `self + v`. Errors: as [`Tensor::binary_scalar`].
+    pub fn add_scalar(&self, v: f64) -> Result<Tensor> {
+        self.binary_scalar(BinaryOp::Add, v)
+    }
+
+    /// `self - v`. Errors: as [`Tensor::binary_scalar`].
+    pub fn sub_scalar(&self, v: f64) -> Result<Tensor> {
+        self.binary_scalar(BinaryOp::Sub, v)
+    }
+
+    /// `self * v`. Errors: as [`Tensor::binary_scalar`].
+    pub fn mul_scalar(&self, v: f64) -> Result<Tensor> {
+        self.binary_scalar(BinaryOp::Mul, v)
+    }
+
+    /// `self / v`. Errors: as [`Tensor::binary_scalar`].
+    pub fn div_scalar(&self, v: f64) -> Result<Tensor> {
+        self.binary_scalar(BinaryOp::Div, v)
+    }
+
+    /// `op(self)` elementwise with the `unary` op (float dtypes).
+    ///
+    /// Errors: [`Error::DType`] for an integer dtype.
+    pub fn unary(&self, op: UnaryOp) -> Result<Tensor> {
+        let x = self.contiguous()?;
+        let out = self.alloc_like(&self.dims, self.dtype())?;
+        gpukit_ops::unary(&self.kit, op, &out.buf, &x.buf)?;
+        Ok(out)
+    }
+
+    /// A user map ([`MapFn`]) elementwise (float dtypes). Errors: as [`Tensor::unary`].
+    pub fn map(&self, f: &MapFn) -> Result<Tensor> {
+        let x = self.contiguous()?;
+        let out = self.alloc_like(&self.dims, self.dtype())?;
+        gpukit_ops::map(&self.kit, f, &out.buf, &x.buf)?;
+        Ok(out)
+    }
+
+    /// Runs an elementwise activation op `f(kit, out, x)` on a contiguous copy.
+    fn activation(
+        &self,
+        f: impl FnOnce(&gpukit_core::Kit, &gpukit_core::Buf, &gpukit_core::Buf) -> Result<()>,
+    ) -> Result<Tensor> {
+        let x = self.contiguous()?;
+        let out = self.alloc_like(&self.dims, self.dtype())?;
+        f(&self.kit, &out.buf, &x.buf)?;
+        Ok(out)
+    }
+
+    /// `exp` elementwise (gpukit's portable exp). Errors: as [`Tensor::unary`].
+    pub fn exp(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Exp)
+    }
+
+    /// Natural log elementwise. Errors: as [`Tensor::unary`].
+    pub fn log(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Log)
+    }
+
+    /// `tanh` elementwise. Errors: as [`Tensor::unary`].
+    pub fn tanh(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Tanh)
+    }
+
+    /// Sigmoid elementwise. Errors: as [`Tensor::unary`].
+    pub fn sigmoid(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Sigmoid)
+    }
+
+    /// ReLU elementwise (NaN passes through). Errors: as [`Tensor::unary`].
+    pub fn relu(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Relu)
+    }
+
+    /// Square root elementwise (correctly rounded). Errors: as [`Tensor::unary`].
+    pub fn sqrt(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Sqrt)
+    }
+
+    /// GELU, exact erf form (ONNX Gelu), via the `gelu` op. Errors: [`Error::DType`]
+    /// for an integer dtype.
+    pub fn gelu(&self) -> Result<Tensor> {
+        self.activation(gpukit_ops::gelu)
+    }
+
+    /// GELU, tanh approximation, via the `gelu_tanh` op. Errors: as [`Tensor::gelu`].
+    pub fn gelu_tanh(&self) -> Result<Tensor> {
+        self.activation(gpukit_ops::gelu_tanh)
+    }
+
+    /// The error function elementwise, via the `erf` op. Errors: as [`Tensor::gelu`].
+    pub fn erf(&self) -> Result<Tensor> {
+        self.activation(gpukit_ops::erf)
+    }
+
+    /// Leaky ReLU with slope `alpha`, via the `leaky_relu` op.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for a non-finite `alpha`; as [`Tensor::gelu`].
+    pub fn leaky_relu(&self, alpha: f64) -> Result<Tensor> {
+        self.activation(|k, o, x| gpukit_ops::leaky_relu(k, o, x, alpha))
+    }
+
+    /// Clamp to `[lo, hi]` (ONNX Clip), via the `clip` op.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for a NaN bound or `lo > hi`; as
+    /// [`Tensor::gelu`].
+    pub fn clip(&self, lo: f64, hi: f64) -> Result<Tensor> {
+        self.activation(|k, o, x| gpukit_ops::clip(k, o, x, lo, hi))
+    }
+
+    /// Matrix product with numpy's `matmul` rules: `[..., m, k] @ [..., k, n]` gives
+    /// `[broadcast(batch dims), m, n]`; a rank-1 left operand is a row `[1, k]` and a
+    /// rank-1 right one a column `[k, 1]` (the added axis is dropped from the result).
+    /// Rank 2 runs the `matmul` op, batches the `bmm` op (a batch of one matrix
+    /// broadcast with stride 0, other broadcast batches expanded first).
+    ///
+    /// ```
+    /// let kit = gpukit::cpu()?;
+    /// let a = gpukit_tensor::Tensor::from_slice(&kit, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// let i = gpukit_tensor::Tensor::from_slice(&kit, &[1.0f32, 0.0, 0.0, 1.0], &[2, 2])?;
+    /// assert_eq!(a.matmul(&i)?.to_vec::<f32>()?, [1.0, 2.0, 3.0, 4.0]);
+    /// # Ok::<(), gpukit_core::Error>(())
+    /// ```
+    ///
+    /// Errors: [`Error::Shape`] for a rank-0 operand, inner dims that differ, or batch
+    /// dims that do not broadcast (naming both shapes and the axes); [`Error::DType`]
+    /// for mixed or integer dtypes.
+    pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        let op = "matmul";
+        let d = self.same_dtype(op, other)?;
+        if self.rank() == 0 || other.rank() == 0 {
+            return Err(shape_err(
+                op,
+                format!(
+                    "operands must have rank >= 1, got {:?} and {:?}",
+                    self.dims, other.dims
+                ),
+            ));
+        }
+        let a = if self.rank() == 1 {
+            self.unsqueeze(0)?
+        } else {
+            self.clone()
+        };
+        let b = if other.rank() == 1 {
+            other.unsqueeze(-1)?
+        } else {
+            other.clone()
+        };
+        let (ra, rb) = (a.rank(), b.rank());
+        let (m, k) = (a.dims[ra - 2], a.dims[ra - 1]);
+        let (k2, n) = (b.dims[rb - 2], b.dims[rb - 1]);
+        if k != k2 {
+            return Err(shape_err(
+                op,
+                format!(
+                    "{:?} @ {:?}: axis -1 of the left ({k}) differs from axis -2 of the right ({k2})",
+                    self.dims, other.dims
+                ),
+            ));
+        }
+        let batch =
+            layout::broadcast_shapes(op, &a.dims[..ra - 2], &b.dims[..rb - 2]).map_err(|_| {
+                shape_err(
+                    op,
+                    format!(
+                        "{:?} @ {:?}: batch dims {:?} and {:?} do not broadcast",
+                        self.dims,
+                        other.dims,
+                        &a.dims[..ra - 2],
+                        &b.dims[..rb - 2]
+                    ),
+                )
+            })?;
+        let nb = layout::numel(op, &batch)?;
+        let mut dims = batch.clone();
+        dims.extend([m, n]);
+        let out = self.alloc_like(&dims, d)?;
+        if batch.is_empty() {
+            let (a, b) = (a.contiguous()?, b.contiguous()?);
+            gpukit_ops::matmul(&self.kit, &out.buf, &a.buf, &b.buf, m, k, n)?;
+        } else {
+            // One operand per batch (stride m·k), or one matrix for all (stride 0).
+            let prep = |t: &Tensor, r: usize, size: usize| -> Result<(Tensor, usize)> {
+                let tb: usize = t.dims[..r - 2].iter().product();
+                if tb == 1 {
+                    Ok((t.contiguous()?, 0))
+                } else if t.dims[..r - 2] == batch[..] {
+                    Ok((t.contiguous()?, size))
+                } else {
+                    let mut full = batch.clone();
+                    full.extend_from_slice(&t.dims[r - 2..]);
+                    Ok((t.broadcast_to(&full)?.contiguous()?, size))
+                }
+            };
+            let (a, sa) = prep(&a, ra, m * k)?;
+            let (b, sb) = prep(&b, rb, k * n)?;
+            gpukit_ops::bmm(&self.kit, &out.buf, &a.buf, &b.buf, nb, m, k, n, sa, sb)?;
+        }
+        // Drop the axes added for rank-1 operands (numpy's matmul).
+        let mut fin = batch;
+        if self.rank() > 1 {
+            fin.push(m);
+        }
+        if other.rank() > 1 {
+            fin.push(n);
+        }
+        let strides = layout::contiguous_strides(&fin);
+        Ok(out.with_layout(fin, strides, 0))
+    }
+
+    /// A linear layer, `x · wᵀ + bias`, with a PyTorch `nn.Linear` weight `[out, in]`
+    /// and an optional bias `[out]`: `self` is `[..., in]`, the result `[..., out]`.
+    /// Runs the `gemm` op (`trans_b`, bias added per column), so it has exactly
+    /// `gpukit::ops::gemm`'s bits.
+    ///
+    /// ```
+    /// let kit = gpukit::cpu()?;
+    /// let x = gpukit_tensor::Tensor::from_slice(&kit, &[1.0f32, 2.0], &[1, 2])?;
+    /// let w = gpukit_tensor::Tensor::from_slice(&kit, &[1.0f32, 1.0, 0.0, 3.0, -1.0, 0.5], &[3, 2])?;
+    /// let b = gpukit_tensor::Tensor::from_slice(&kit, &[0.5f32, 0.0, 1.0], &[3])?;
+    /// assert_eq!(x.linear(&w, Some(&b))?.to_vec::<f32>()?, [3.5, 6.0, 1.0]);
+    /// # Ok::<(), gpukit_core::Error>(())
+    /// ```
+    ///
+    /// Errors: [`Error::Shape`] when `self` has rank 0, `w` is not `[out, in]` with
+    /// `in` = the last dim of `self`, or the bias is not `[out]`; [`Error::DType`] for
+    /// mixed or integer dtypes.
+    #[doc(alias = "Linear")]
+    #[doc(alias = "dense")]
+    #[doc(alias = "fully_connected")]
+    #[doc(alias = "gemm")]
+    pub fn linear(&self, w: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        let op = "linear";
+        let d = self.same_dtype(op, w)?;
+        let bad = |why: String| {
+            shape_err(
+                op,
+                format!(
+                    "x {:?}, weight {:?}, bias {:?}: {why}",
+                    self.dims,
+                    w.dims,
+                    bias.map(|b| b.dims.to_vec())
+                ),
+            )
+        };
+        if self.rank() == 0 {
+            return Err(bad("x must have rank >= 1".into()));
+        }
+        let k = self.dims[self.rank() - 1];
+        if w.rank() != 2 || w.dims[1] != k {
+            return Err(bad(format!("the weight must be [out, {k}] (axis -1 of x)")));
+        }
+        let n = w.dims[0];
+        if let Some(b) = bias {
+            self.same_dtype(op, b)?;
+            if b.dims[..] != [n] {
+                return Err(bad(format!("the bias must be [{n}]")));
+            }
+        }
+        let m = self
+            .numel()
+            .checked_div(k)
+            .unwrap_or_else(|| self.dims[..self.rank() - 1].iter().product());
+        let mut dims = self.dims[..self.rank() - 1].to_vec();
+        dims.push(n);
+        let out = self.alloc_like(&dims, d)?;
+        let (x, w) = (self.contiguous()?, w.contiguous()?);
+        let b = bias.map(|b| b.contiguous()).transpose()?;
+        let p = GemmParams {
+            trans_b: true,
+            ..GemmParams::new(m, k, n)
+        };
+        gpukit_ops::gemm(
+            &self.kit,
+            &out.buf,
+            &x.buf,
+            &w.buf,
+            None,
+            b.as_ref().map(|b| &b.buf),
+            &p,
+        )?;
+        Ok(out)
+    }
+
+    /// Softmax along `axis` (ONNX Softmax, opset 13) via the `softmax_axis` op.
+    ///
+    /// Errors: [`Error::InvalidArgument`] naming the axis and shape when the axis is
+    /// out of range (a rank-0 tensor has none); [`Error::DType`] for integer dtypes.
+    pub fn softmax(&self, axis: i64) -> Result<Tensor> {
+        layout::axis("softmax", axis, &self.dims)?;
+        let x = self.contiguous()?;
+        let out = self.alloc_like(&self.dims, self.dtype())?;
+        gpukit_ops::softmax_axis(&self.kit, &out.buf, &x.buf, &self.dims, axis)?;
+        Ok(out)
+    }
+
+    /// Layer normalisation over the last axis (ONNX LayerNormalization, `axis = -1`)
+    /// with `weight` (scale) and `bias` of shape `[last dim]`, via the `layer_norm` op.
+    ///
+    /// Errors: [`Error::Shape`] for a rank-0 tensor or a weight/bias that is not
+    /// `[last dim]`; [`Error::InvalidArgument`] for a negative or non-finite `eps`;
+    /// [`Error::DType`] for mixed or integer dtypes.
+    pub fn layer_norm(&self, weight: &Tensor, bias: &Tensor, eps: f64) -> Result<Tensor> {
+        let op = "layer_norm";
+        self.same_dtype(op, weight)?;
+        self.same_dtype(op, bias)?;
+        let Some(&n) = self.dims.last() else {
+            return Err(shape_err(op, "x must have rank >= 1, got shape []".into()));
+        };
+        if weight.dims[..] != [n] || bias.dims[..] != [n] {
+            return Err(shape_err(
+                op,
+                format!(
+                    "x {:?} normalises axis -1 of length {n}: weight {:?} and bias {:?} must be [{n}]",
+                    self.dims, weight.dims, bias.dims
+                ),
+            ));
+        }
+        let rows = self.dims[..self.rank() - 1].iter().product();
+        let (x, w, b) = (self.contiguous()?, weight.contiguous()?, bias.contiguous()?);
+        let out = self.alloc_like(&self.dims, self.dtype())?;
+        gpukit_ops::layer_norm(
+            &self.kit,
+            &out.buf,
+            &x.buf,
+            &w.buf,
+            &b.buf,
+            LayerNorm { rows, n, eps },
+        )?;
+        Ok(out)
+    }
+
+    /// The sum of every element as a rank-0 tensor (the `sum` op's reduction shape; an
+    /// empty tensor sums to 0). Any dtype (integers wrap).
+    ///
+    /// Errors: allocation and op errors.
+    pub fn sum(&self) -> Result<Tensor> {
+        let x = self.contiguous()?;
+        let out = self.alloc_like(&[], self.dtype())?;
+        gpukit_ops::sum(&self.kit, &out.buf, &x.buf)?;
+        Ok(out)
+    }
+
+    /// Moves `axis` last and returns the contiguous `[rows, n]` data plus the dims
+    /// without the axis (and with it as 1 when `keepdim`).
+    fn axis_last(
+        &self,
+        op: &str,
+        axis: i64,
+        keepdim: bool,
+    ) -> Result<(Tensor, usize, usize, Vec<usize>)> {
+        let a = layout::axis(op, axis, &self.dims)?;
+        let mut perm: Vec<i64> = (0..self.rank() as i64).filter(|&d| d != a as i64).collect();
+        perm.push(a as i64);
+        let x = self.permute(&perm)?.contiguous()?;
+        let n = self.dims[a];
+        let rows = self.numel().checked_div(n).unwrap_or(0);
+        let mut dims = self.dims.to_vec();
+        if keepdim {
+            dims[a] = 1;
+        } else {
+            dims.remove(a);
+        }
+        Ok((x, rows, n, dims))
+    }
+
+    /// The index (i64) of the largest element along `axis` (first one on ties; NaN
+    /// counts as largest), via the `argmax` op; the axis is removed unless `keepdim`.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for an axis out of range; [`Error::Shape`]
+    /// for an empty axis.
+    pub fn argmax(&self, axis: i64, keepdim: bool) -> Result<Tensor> {
+        let (x, rows, n, dims) = self.axis_last("argmax", axis, keepdim)?;
+        if n == 0 {
+            return Err(shape_err(
+                "argmax",
+                format!("axis {axis} of shape {:?} is empty", self.dims),
+            ));
+        }
+        let out = self.alloc_like(&dims, DType::I64)?;
+        gpukit_ops::argmax(&self.kit, &out.buf, &x.buf, rows, n)?;
+        Ok(out)
+    }
+
+    /// The L2 norm along `axis` (ONNX ReduceL2 over one axis) via the `reduce_l2` op;
+    /// the axis is removed unless `keepdim`.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for an axis out of range; [`Error::DType`]
+    /// for integer dtypes.
+    pub fn norm_l2(&self, axis: i64, keepdim: bool) -> Result<Tensor> {
+        let (x, rows, n, dims) = self.axis_last("norm_l2", axis, keepdim)?;
+        let out = self.alloc_like(&dims, self.dtype())?;
+        gpukit_ops::reduce_l2(&self.kit, &out.buf, &x.buf, rows, n)?;
+        Ok(out)
+    }
+
+    /// Converting to another dtype — not supported yet: gpukit has no cast op (issue
+    /// 14, point 1). Returns the tensor itself when `dtype` is already its dtype.
+    ///
+    /// Errors: [`Error::InvalidArgument`] saying it is not supported yet for any other
+    /// dtype.
+    pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        Err(Error::InvalidArgument {
+            op: "to_dtype".into(),
+            reason: format!(
+                "converting {:?} {} to {dtype} is not supported yet: gpukit has no cast op",
+                self.dims,
+                self.dtype()
+            ),
+        })
+    }
+}
+
+macro_rules! std_ops {
+    ($tr:ident, $f:ident, $op:ident) => {
+        impl std::ops::$tr<&Tensor> for &Tensor {
+            type Output = Result<Tensor>;
+            /// Elementwise with numpy broadcasting; see [`Tensor::binary`].
+            fn $f(self, rhs: &Tensor) -> Result<Tensor> {
+                self.binary(BinaryOp::$op, rhs)
+            }
+        }
+        impl std::ops::$tr<f64> for &Tensor {
+            type Output = Result<Tensor>;
+            /// With a scalar; see [`Tensor::binary_scalar`].
+            fn $f(self, rhs: f64) -> Result<Tensor> {
+                self.binary_scalar(BinaryOp::$op, rhs)
+            }
+        }
+    };
+}
+
+std_ops!(Add, add, Add);
+std_ops!(Sub, sub, Sub);
+std_ops!(Mul, mul, Mul);
+std_ops!(Div, div, Div);

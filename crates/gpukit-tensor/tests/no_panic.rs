@@ -1,0 +1,112 @@
+//! Random shapes, axes and parameters: every method returns `Ok` or an `Err`, never
+//! panics, and what it returns agrees with a host computation.
+
+mod common;
+
+use common::*;
+use gpukit::{DType, Tensor};
+use proptest::prelude::*;
+
+fn dims() -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::vec(0usize..4, 0..5)
+}
+
+/// Host broadcast add over numpy's rule; `None` when the shapes do not broadcast.
+fn host_add(a: &[f32], ad: &[usize], b: &[f32], bd: &[usize]) -> Option<(Vec<usize>, Vec<f32>)> {
+    let r = ad.len().max(bd.len());
+    let pad = |d: &[usize]| -> Vec<usize> {
+        std::iter::repeat_n(1, r - d.len())
+            .chain(d.iter().copied())
+            .collect()
+    };
+    let (pa, pb) = (pad(ad), pad(bd));
+    let mut out = Vec::with_capacity(r);
+    for i in 0..r {
+        out.push(match (pa[i], pb[i]) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            _ => return None,
+        });
+    }
+    let (sa, sb) = (strides(&pa), strides(&pb));
+    let vals = coords(&out)
+        .iter()
+        .map(|c| {
+            let ia: usize = (0..r)
+                .map(|d| if pa[d] == 1 { 0 } else { c[d] * sa[d] })
+                .sum();
+            let ib: usize = (0..r)
+                .map(|d| if pb[d] == 1 { 0 } else { c[d] * sb[d] })
+                .sum();
+            a[ia] + b[ib]
+        })
+        .collect();
+    Some((out, vals))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn binary_broadcast_agrees_or_errors(ad in dims(), bd in dims(), seed in 0u32..1000) {
+        let kit = gpukit::cpu().unwrap();
+        let a = values(ad.iter().product(), seed);
+        let b = values(bd.iter().product(), seed + 1);
+        let ta = Tensor::from_slice(&kit, &a, &ad).unwrap();
+        let tb = Tensor::from_slice(&kit, &b, &bd).unwrap();
+        match (ta.add(&tb), host_add(&a, &ad, &b, &bd)) {
+            (Ok(t), Some((od, want))) => {
+                prop_assert_eq!(t.dims(), &od[..]);
+                prop_assert!(same_f32(&t.to_vec::<f32>().unwrap(), &want));
+            }
+            (Err(gpukit::Error::Shape { .. }), None) => {}
+            (r, h) => prop_assert!(false, "tensor {:?} vs host {:?}", r.map(|t| t.dims().to_vec()), h.map(|h| h.0)),
+        }
+    }
+
+    #[test]
+    fn views_never_panic(
+        d in dims(),
+        axis in -6i64..6,
+        axis2 in -6i64..6,
+        start in prop::sample::select(vec![i64::MIN, -5, -1, 0, 1, 2, 5, i64::MAX]),
+        end in prop::sample::select(vec![i64::MIN, -4, -1, 0, 1, 3, 9, i64::MAX]),
+        step in prop::sample::select(vec![i64::MIN, -2, -1, 0, 1, 3, i64::MAX]),
+        shape in prop::collection::vec(-2i64..5, 0..4),
+        n in 0usize..4,
+    ) {
+        let kit = gpukit::cpu().unwrap();
+        let data = values(d.iter().product(), 5);
+        let t = Tensor::from_slice(&kit, &data, &d).unwrap();
+        let check = |r: gpukit::Result<Tensor>| -> Result<(), TestCaseError> {
+            if let Ok(v) = r {
+                // A view's contiguous copy has its numel and dims.
+                let c = v.contiguous().unwrap();
+                prop_assert_eq!(c.dims(), v.dims());
+                prop_assert_eq!(c.to_buf().unwrap().len(), v.numel());
+            }
+            Ok(())
+        };
+        check(t.slice(&[axis], &[start], &[end], &[step]))?;
+        check(t.narrow(axis, n, n))?;
+        check(t.reshape(&shape))?;
+        check(t.transpose(axis, axis2))?;
+        check(t.squeeze(axis))?;
+        check(t.unsqueeze(axis))?;
+        check(t.softmax(axis))?;
+        check(t.argmax(axis, n % 2 == 0))?;
+        check(t.norm_l2(axis, false))?;
+        check(t.broadcast_to(&shape.iter().map(|&s| s.max(0) as usize).collect::<Vec<_>>()))?;
+        check(t.matmul(&t))?;
+        check(t.linear(&t, None))?;
+        check(Tensor::concat(&[&t, &t], axis))?;
+        check(Tensor::stack(&[&t, &t], axis))?;
+        if let Ok(parts) = t.chunk(n, axis) {
+            let total: usize = parts.iter().map(|p| p.numel()).sum();
+            prop_assert_eq!(total, t.numel());
+        }
+        let w = Tensor::ones(&kit, &[d.last().copied().unwrap_or(1)], DType::F32).unwrap();
+        check(t.layer_norm(&w, &w, 1e-5))?;
+    }
+}
