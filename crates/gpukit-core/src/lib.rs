@@ -30,7 +30,8 @@ pub use error::{Error, Result};
 pub use kernel::{BlockCtx, CpuBody, Global, KernelDef};
 pub use kit::Kit;
 pub use launch::{
-    Dim3, LaunchConfig, MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, MAX_SHARED_BYTES, grid_for,
+    Dim3, LaunchConfig, MAX_BLOCK_DIM, MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ,
+    MAX_SHARED_BYTES, arg_bytes, check_entry_args, grid_for, ptx_entry_params,
 };
 pub use pool::{POOL_GRANULE, PoolStats, pool_blocks, pool_idle_bytes};
 pub use profile::{MAX_TRACE_EVENTS, ProfileEntry, ProfileReport};

@@ -114,6 +114,9 @@ enum Body {
 pub struct CpuKernel {
     name: String,
     body: Body,
+    /// The parameter sizes of the kernel's PTX `.entry`, when its definition carries
+    /// PTX: launches are checked against them as on the GPU backends.
+    params: Option<Vec<usize>>,
 }
 
 impl CpuKernel {
@@ -122,6 +125,7 @@ impl CpuKernel {
         CpuKernel {
             name: name.into(),
             body: Body::User(body),
+            params: None,
         }
     }
 
@@ -130,6 +134,7 @@ impl CpuKernel {
         CpuKernel {
             name: name.into(),
             body: Body::Builtin(f),
+            params: None,
         }
     }
 }
@@ -206,7 +211,13 @@ impl Device for CpuDevice {
 
     fn load(&self, def: &KernelDef) -> Result<Arc<dyn Kernel>> {
         match def.cpu_body() {
-            Some(body) => Ok(Arc::new(CpuKernel::new(def.name(), body.clone()))),
+            Some(body) => {
+                let mut k = CpuKernel::new(def.name(), body.clone());
+                k.params = def
+                    .ptx_source()
+                    .and_then(|p| gpukit_core::ptx_entry_params(p, def.name()));
+                Ok(Arc::new(k))
+            }
             None => Err(Error::KernelNotFound {
                 name: def.name().to_string(),
                 backend: "cpu".into(),
@@ -238,7 +249,12 @@ impl Device for CpuDevice {
                 kernel: kernel.name().to_string(),
                 reason: "not a CPU kernel".into(),
             })?;
+        // The one launch validation every backend applies: geometry, then (when the
+        // definition carries PTX) the arguments against its `.entry`.
         cfg.validate(&k.name)?;
+        if let Some(params) = &k.params {
+            gpukit_core::check_entry_args(&k.name, params, args)?;
+        }
         for (i, a) in args.iter().enumerate() {
             if let KernelArg::Buffer {
                 ptr,

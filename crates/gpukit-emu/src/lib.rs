@@ -208,7 +208,17 @@ impl EmuDevice {
         cfg: &LaunchConfig,
         args: &[KernelArg],
     ) -> Result<()> {
+        // The one launch validation every backend applies (geometry, then arguments
+        // against the `.entry`): a bad launch is Error::Launch / Error::Argument here
+        // exactly as on the CPU and CUDA backends, never a kernel fault.
         cfg.validate(entry)?;
+        let info = module.kernel(entry).ok_or_else(|| Error::KernelNotFound {
+            name: entry.to_string(),
+            backend: "ptx-emu".into(),
+            reason: "the module has no entry of this name".into(),
+        })?;
+        let sizes: Vec<usize> = info.params.iter().map(|p| p.size as usize).collect();
+        gpukit_core::check_entry_args(entry, &sizes, args)?;
         if cfg.grid.volume() == 0 || cfg.block.volume() == 0 {
             return Ok(());
         }
@@ -268,9 +278,17 @@ impl EmuDevice {
             &self.options,
         )
         .map(|_| ())
-        .map_err(|e| Error::KernelFault {
-            kernel: entry.to_string(),
-            message: e.to_string(),
+        .map_err(|e| match e.kind {
+            // What the kernel's own declarations refuse (.reqntid, .maxntid, its static
+            // shared memory): still the launch, not the kernel's run.
+            gpukit_ptx::ErrorKind::BadLaunch(reason) => Error::Launch {
+                kernel: entry.to_string(),
+                reason,
+            },
+            _ => Error::KernelFault {
+                kernel: entry.to_string(),
+                message: e.to_string(),
+            },
         })
     }
 
