@@ -276,6 +276,8 @@ impl Device for CpuDevice {
         let body = match &k.body {
             Body::User(b) => b,
             Body::Builtin(f) => {
+                // Arguments against the ABI before the kernel sizes anything from them.
+                gpukit_core::abi::check_args(&k.name, args)?;
                 let a = builtins::BuiltinArgs::new(&k.name, args);
                 return match catch_unwind(AssertUnwindSafe(|| f(&a))) {
                     Ok(r) => r,

@@ -414,6 +414,8 @@ impl CudaDevice {
     /// # Safety
     /// As [`Device::launch`].
     unsafe fn launch_builtin(&self, name: &str, args: &[KernelArg]) -> Result<()> {
+        // Arguments against the ABI before the plan sizes its scratch from them.
+        gpukit_core::abi::check_args(name, args)?;
         let p = plan::plan(name, args)?;
         let scratch = self.scratch(p.scratch_bytes)?;
         let base = scratch.as_ref().map(|b| b.ptr).unwrap_or(0);

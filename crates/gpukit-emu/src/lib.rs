@@ -293,6 +293,8 @@ impl EmuDevice {
     }
 
     fn launch_builtin(&self, name: &str, args: &[KernelArg]) -> Result<()> {
+        // Arguments against the ABI before the plan sizes its scratch from them.
+        gpukit_core::abi::check_args(name, args)?;
         let p = plan::plan(name, args)?;
         let scratch = if p.scratch_bytes > 0 {
             let s = self.raw_alloc(p.scratch_bytes)?;
