@@ -106,3 +106,125 @@ risky!(
         }
     }
 );
+risky!(
+    every_builtin_refuses_huge_scalars_over_small_buffers,
+    case_every_builtin_huge_scalars,
+    CHILD_MEMORY_BYTES,
+    120,
+    {
+        // Every built-in of the table, each i64 scalar in turn set to 2^31 (the others
+        // 2) over 16-element buffers: an Argument error or a clean result on both
+        // backends, the same verdict on both, never an abort or a huge allocation.
+        let kits = kits();
+        for name in gpukit::abi::all_kernel_names() {
+            let (op, _) = name.rsplit_once('_').unwrap();
+            let sig = gpukit::abi::signature(op).unwrap();
+            let args: Vec<&str> = sig.args.split(',').map(str::trim).collect();
+            for lie in 0..args.len() {
+                if args[lie].contains(':') {
+                    continue;
+                }
+                let mut verdicts = Vec::new();
+                for (kname, k) in &kits {
+                    let dtype = gpukit::DType::ALL
+                        .into_iter()
+                        .find(|d| name.ends_with(d.name()))
+                        .unwrap();
+                    let bufs: Vec<Buf> = args
+                        .iter()
+                        .map(|a| {
+                            let d = if a.ends_with("buf<i64>") || op == "check_index" {
+                                gpukit::DType::I64
+                            } else {
+                                dtype
+                            };
+                            k.alloc(d, 16).unwrap()
+                        })
+                        .collect();
+                    let dev: Vec<DevArg<'_>> = args
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| {
+                            if a.contains("buf") {
+                                DevArg::Buf(&bufs[i])
+                            } else if a.ends_with("f64") {
+                                DevArg::F64(1.0)
+                            } else if i == lie {
+                                DevArg::I64(1 << 31)
+                            } else {
+                                DevArg::I64(2)
+                            }
+                        })
+                        .collect();
+                    let r = prompt(&name, 5.0, || {
+                        k.launch_builtin(&name, LaunchConfig::for_elements(1, 1).unwrap(), &dev)
+                    });
+                    assert!(
+                        !matches!(r, Err(Error::OutOfMemory { .. })),
+                        "{name} on {kname}, argument {lie} = 2^31: {r:?}"
+                    );
+                    verdicts.push(match r {
+                        Ok(()) => "ok",
+                        Err(Error::Argument { .. }) => "Argument",
+                        Err(Error::InvalidArgument { .. }) => "InvalidArgument",
+                        Err(Error::KernelFault { .. }) => "KernelFault",
+                        Err(_) => "other",
+                    });
+                }
+                assert!(
+                    verdicts.windows(2).all(|w| w[0] == w[1]),
+                    "{name}, argument {lie} ({}) = 2^31: {verdicts:?}",
+                    args[lie]
+                );
+            }
+        }
+    }
+);
+
+// ---- 15.3: work proportional to the data, not to a window ----------------------------
+
+risky!(
+    a_huge_padded_pool_window_returns_promptly,
+    case_huge_pool_window,
+    CHILD_MEMORY_BYTES,
+    60,
+    {
+        // A 1x1 image, a window of 2^40 taps padded on both sides (one real tap per
+        // output): the answer is the one element, returned at once on both backends.
+        let p = gpukit::abi::conv::MaxPool2dParams {
+            n: 1,
+            c: 1,
+            h: 1,
+            w: 1,
+            kh: 1 << 40,
+            kw: 1,
+            pads: [1 << 39, 0, 1 << 39, 0],
+            strides: [1, 1],
+            dilations: [1, 1],
+        };
+        let shape = prompt("max_pool2d_out_shape", 0.5, || {
+            gpukit::ops::max_pool2d_out_shape(&p).unwrap()
+        });
+        assert_eq!(shape, [1, 1, 2, 1]);
+        for (name, k) in kits() {
+            let x = k.upload(&[-3.5f32]).unwrap();
+            let y = k.upload(&[0.0f32; 2]).unwrap();
+            prompt("a padded max_pool2d", 2.0, || {
+                gpukit::ops::max_pool2d(&k, &y, &x, &p)
+            })
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(y.download::<f32>().unwrap(), vec![-3.5, -3.5], "{name}");
+        }
+        // The shape of a 2^31-row input is O(1) too.
+        let big = gpukit::abi::conv::MaxPool2dParams {
+            h: 1 << 31,
+            kh: 3,
+            pads: [1, 0, 1, 0],
+            ..p
+        };
+        let shape = prompt("max_pool2d_out_shape, h = 2^31", 0.5, || {
+            gpukit::ops::max_pool2d_out_shape(&big).unwrap()
+        });
+        assert_eq!(shape, [1, 1, 1 << 31, 1]);
+    }
+);

@@ -189,6 +189,11 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
         }
         "add_bc" | "sub_bc" | "mul_bc" | "div_bc" => {
             c.need(0, s[7])?;
+            if s[7] > 0 {
+                // The first output reads a[0] and b[0].
+                c.need(1, 1)?;
+                c.need(2, 1)?;
+            }
             for i in 3..6 {
                 c.need(i, s[6])?;
             }
@@ -319,6 +324,13 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
         }
         "strided_copy" => {
             c.need(0, s[6])?;
+            if s[6] > 0 {
+                // The first output reads x[offset] (every coordinate 0).
+                match s[5].checked_add(1) {
+                    Some(e) => c.need(1, e)?,
+                    None => return c.err(5, "`offset` overflows".into()),
+                }
+            }
             c.need(2, s[4])?;
             c.need(3, s[4])?;
         }
