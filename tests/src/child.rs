@@ -88,7 +88,17 @@ pub fn run_case(
 /// Runs `case` as [`run_case`] does and panics, with the child's output, unless it
 /// passed (exit status 0) and ran exactly one test.
 pub fn assert_case_passes(case: &str, mem_bytes: u64, limit: Duration) {
-    let (end, text) = run_case(case, mem_bytes, limit, &[]);
+    assert_case_passes_with(case, mem_bytes, limit, &[]);
+}
+
+/// [`assert_case_passes`] with environment variables set in the child.
+pub fn assert_case_passes_with(
+    case: &str,
+    mem_bytes: u64,
+    limit: Duration,
+    envs: &[(&str, String)],
+) {
+    let (end, text) = run_case(case, mem_bytes, limit, envs);
     assert_eq!(
         end,
         ChildEnd::Exited(0),

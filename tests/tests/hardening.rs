@@ -228,3 +228,112 @@ risky!(
         assert_eq!(shape, [1, 1, 1 << 31, 1]);
     }
 );
+
+// ---- 15.7: the emulator neither aborts nor hangs ---------------------------------------
+
+/// PTX declaring `count` global arrays of 256 MiB each, and a trivial entry.
+fn ptx_with_globals(count: usize) -> String {
+    let mut s = String::from(".version 7.0\n.target sm_70\n.address_size 64\n");
+    for i in 0..count {
+        s.push_str(&format!(".global .align 8 .b8 big{i}[268435456];\n"));
+    }
+    s.push_str(".visible .entry gk_t_globals()\n{\n    ret;\n}\n");
+    s
+}
+
+risky!(
+    module_globals_are_capped_in_total,
+    case_module_globals_total,
+    CHILD_MEMORY_BYTES,
+    60,
+    {
+        // 24 variables of 256 MiB (each under the per-variable cap) used to load until
+        // the process aborted; now the module is refused before anything is allocated.
+        let k = gpukit::open("ptx-emu").unwrap();
+        for count in [2, 6, 24] {
+            let def = KernelDef::new("gk_t_globals").ptx(ptx_with_globals(count));
+            let r = prompt("loading the module", 2.0, || k.load(&def).map(|_| ()));
+            match r {
+                Err(Error::Compile { log, .. }) => {
+                    assert!(log.contains("module variables total"), "{log}")
+                }
+                other => panic!("{count} variables: {other:?}"),
+            }
+        }
+        // One variable under the cap still loads.
+        let def = KernelDef::new("gk_t_globals").ptx(ptx_with_globals(1));
+        k.load(&def).unwrap();
+    }
+);
+
+/// An entry that loops forever.
+const SPIN_PTX: &str = "
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry gk_t_spin()
+{
+LOOP:
+    bra.uni LOOP;
+}
+";
+
+#[test]
+fn the_step_limit_is_on_by_default() {
+    let d = gpukit_ptx_default_steps();
+    assert_eq!(d, Some(1 << 30));
+}
+
+fn gpukit_ptx_default_steps() -> Option<u64> {
+    gpukit_ptx::EmuOptions::default().max_steps_per_block
+}
+
+#[test]
+fn an_endless_ptx_loop_is_a_fault_naming_kernel_block_and_instruction() {
+    gpukit_tests::child::assert_case_passes_with(
+        "case_endless_loop",
+        CHILD_MEMORY_BYTES,
+        Duration::from_secs(60),
+        &[("GPUKIT_EMU_MAX_STEPS", "200000".to_string())],
+    );
+}
+
+#[test]
+#[ignore = "run in a child process by its parent test"]
+fn case_endless_loop() {
+    let k = gpukit::open("ptx-emu").unwrap();
+    let def = KernelDef::new("gk_t_spin").ptx(SPIN_PTX);
+    let mut cfg = LaunchConfig::for_elements(64, 32).unwrap();
+    cfg.grid = Dim3::new(2, 1, 1);
+    let r = prompt("an endless loop", 20.0, || k.launch(&def, cfg, &[]));
+    match r {
+        Err(Error::KernelFault { kernel, message }) => {
+            assert_eq!(kernel, "gk_t_spin");
+            assert!(message.contains("step limit of 200000"), "{message}");
+            assert!(message.contains("block ("), "{message}");
+            assert!(message.contains("bra"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn emulator_memory_is_the_hosts() {
+    let k = gpukit::open("ptx-emu").unwrap();
+    let host = gpukit::host_memory();
+    assert_eq!(k.info().total_memory, host.total);
+    assert!(host.total < 1 << 40, "{host:?}");
+    match k.alloc(DType::F32, 1 << 60) {
+        Err(Error::OutOfMemory {
+            requested,
+            available,
+        }) => {
+            assert_eq!(requested, 4 << 60);
+            assert!(
+                available > 0 && available as u64 <= host.total,
+                "{available}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -12,6 +12,7 @@ mod buf;
 mod device;
 mod dtype;
 mod error;
+mod hostmem;
 mod kernel;
 mod kit;
 mod launch;
@@ -27,6 +28,7 @@ pub use buf::Buf;
 pub use device::{Backend, Buffer, Device, DeviceInfo, DevicePtr, Kernel, KernelArg};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
+pub use hostmem::{HostMemory, host_memory};
 pub use kernel::{BlockCtx, CpuBody, Global, KernelDef};
 pub use kit::Kit;
 pub use launch::{

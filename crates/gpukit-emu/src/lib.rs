@@ -36,6 +36,13 @@ pub const EMU_ALIGN: usize = 64;
 /// Bounds are always checked: they keep the emulator memory-safe.
 pub const RACECHECK_ENV: &str = "GPUKIT_EMU_RACECHECK";
 
+/// Environment variable that sets the step limit of a block (warp instructions;
+/// `GPUKIT_EMU_MAX_STEPS=0` turns it off). Unset: [`gpukit_ptx::DEFAULT_MAX_STEPS_PER_BLOCK`].
+/// A block past the limit fails its launch with [`Error::KernelFault`] naming the
+/// kernel, the block and the instruction (a PTX loop that never ends is a fault, not a
+/// hang).
+pub const MAX_STEPS_ENV: &str = "GPUKIT_EMU_MAX_STEPS";
+
 /// The live allocations: base address → length.
 type Registry = RwLock<BTreeMap<u64, usize>>;
 
@@ -112,11 +119,19 @@ impl Default for EmuDevice {
 
 impl EmuDevice {
     /// The emulator with memcheck and racecheck on (racecheck off when
-    /// `$GPUKIT_EMU_RACECHECK` is `0`).
+    /// `$GPUKIT_EMU_RACECHECK` is `0`) and the default step limit per block
+    /// (`$GPUKIT_EMU_MAX_STEPS` sets another; 0 turns it off; an unreadable value keeps
+    /// the default).
     pub fn new() -> EmuDevice {
         let mut options = EmuOptions::default();
         if std::env::var(RACECHECK_ENV).is_ok_and(|v| v.trim() == "0") {
             options.racecheck = false;
+        }
+        if let Some(n) = std::env::var(MAX_STEPS_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+        {
+            options.max_steps_per_block = (n > 0).then_some(n);
         }
         EmuDevice::with_options(options)
     }
@@ -135,7 +150,9 @@ impl EmuDevice {
                 ordinal: 0,
                 name: "gpukit PTX emulator (sm_80 functional model)".into(),
                 compute_capability: None,
-                total_memory: 1 << 40,
+                // Device memory is host memory: report what the host (and its cgroup)
+                // really has.
+                total_memory: gpukit_core::host_memory().total,
                 parallelism: rayon::current_num_threads(),
             },
             registry: Arc::new(RwLock::new(BTreeMap::new())),
@@ -178,16 +195,22 @@ impl EmuDevice {
     }
 
     fn raw_alloc(&self, bytes: usize) -> Result<EmuBuffer> {
+        // Refuse what the host cannot give now rather than meet the OOM killer.
+        let mem = gpukit_core::host_memory();
+        let oom = || Error::OutOfMemory {
+            requested: bytes,
+            available: usize::try_from(mem.available).unwrap_or(usize::MAX),
+        };
+        if bytes as u64 > mem.available {
+            return Err(oom());
+        }
         let layout =
             Layout::from_size_align(bytes.max(1), EMU_ALIGN).map_err(|_| Error::SizeOverflow {
                 what: format!("ptx-emu allocation of {bytes} bytes"),
             })?;
         // SAFETY: the layout has a non-zero size.
         let p = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(p).ok_or(Error::OutOfMemory {
-            requested: bytes,
-            available: 0,
-        })?;
+        let ptr = NonNull::new(p).ok_or_else(oom)?;
         let layout = Layout::from_size_align(bytes.max(1), EMU_ALIGN).expect("checked above");
         self.registry
             .write()
