@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 /// rest is the binary, thread stacks and allocator arenas).
 pub const CHILD_MEMORY_BYTES: u64 = 2 << 30;
 
+/// A memory limit at or above this sets no address-space limit (the time limit stays).
+pub const NO_MEMORY_LIMIT: u64 = 1 << 60;
+
 /// How a child ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChildEnd {
@@ -34,11 +37,15 @@ pub fn run_case(
     envs: &[(&str, String)],
 ) -> (ChildEnd, String) {
     let exe = std::env::current_exe().expect("the test binary's path");
-    let kib = mem_bytes / 1024;
-    // `ulimit -v` then exec: the limit applies to the test binary itself.
-    let script = format!(
-        "ulimit -v {kib} && exec \"$0\" --ignored --exact {case} --nocapture --test-threads=1"
-    );
+    // `ulimit -v` then exec: the limit applies to the test binary itself. A limit of
+    // `NO_MEMORY_LIMIT` or more sets none (a case whose subject is the memory check).
+    let limit_cmd = if mem_bytes >= NO_MEMORY_LIMIT {
+        String::new()
+    } else {
+        format!("ulimit -v {} && ", mem_bytes / 1024)
+    };
+    let script =
+        format!("{limit_cmd}exec \"$0\" --ignored --exact {case} --nocapture --test-threads=1");
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
         .arg(script)

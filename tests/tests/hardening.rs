@@ -337,3 +337,38 @@ fn emulator_memory_is_the_hosts() {
         other => panic!("{other:?}"),
     }
 }
+
+// ---- 15.9: memory pressure ---------------------------------------------------------------
+
+risky!(
+    cpu_allocations_are_checked_against_available_memory,
+    case_cpu_available_memory,
+    // No address-space limit that would fail the allocation for another reason: the
+    // check under test must refuse it first.
+    gpukit_tests::child::NO_MEMORY_LIMIT,
+    60,
+    {
+        let k = gpukit::cpu().unwrap();
+        let host = gpukit::host_memory();
+        assert_eq!(k.info().total_memory, host.total);
+        // Between what is available and the total: refused with the available figure
+        // (it used to be committed, towards the OOM killer).
+        let ask = host.available + (host.total.saturating_sub(host.available)) / 2 + (64 << 20);
+        let r = prompt("an allocation above available memory", 1.0, || {
+            k.alloc(DType::I32, ask as usize / 4 + 1)
+        });
+        match r {
+            Err(Error::OutOfMemory {
+                requested,
+                available,
+            }) => {
+                assert!(requested as u64 >= ask, "{requested}");
+                assert!(available > 0 && (available as u64) < ask, "{available}");
+            }
+            other => panic!("{ask} bytes: {other:?}"),
+        }
+        // A small one still works, and the pool keeps working.
+        let b = k.upload(&[1i32; 1000]).unwrap();
+        assert_eq!(b.download::<i32>().unwrap(), vec![1i32; 1000]);
+    }
+);

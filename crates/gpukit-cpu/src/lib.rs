@@ -48,12 +48,16 @@ fn read_proc(path: &str, key: &str) -> Option<String> {
         .map(|(_, v)| v.trim().to_string())
 }
 
-/// Physical memory in bytes (Linux: /proc/meminfo), or a 1 TiB guess elsewhere.
+/// Memory the host can give this process in bytes: physical memory capped by the
+/// cgroup limit (Linux), or a 1 TiB guess elsewhere.
 fn total_memory() -> u64 {
-    read_proc("/proc/meminfo", "MemTotal")
-        .and_then(|v| v.trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map(|kb| kb * 1024)
-        .unwrap_or(1 << 40)
+    gpukit_core::host_memory().total
+}
+
+/// Memory available for a new allocation now: `MemAvailable`, less what the cgroup
+/// limit leaves (Linux).
+pub(crate) fn available_memory() -> u64 {
+    gpukit_core::host_memory().available
 }
 
 impl CpuDevice {
@@ -168,12 +172,17 @@ impl Device for CpuDevice {
         &self.info
     }
 
+    /// Allocates zeroed host memory. A request above the memory available now (or
+    /// above what the cgroup limit leaves) is refused with [`Error::OutOfMemory`]
+    /// naming the available bytes, rather than committed towards the OOM killer; the
+    /// kit's pool then trims its idle blocks and retries once.
     fn alloc(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
+        let available = available_memory();
         let oom = || Error::OutOfMemory {
             requested: bytes,
-            available: self.info.total_memory as usize,
+            available: usize::try_from(available).unwrap_or(usize::MAX),
         };
-        if bytes as u64 > self.info.total_memory {
+        if bytes as u64 > available {
             return Err(oom());
         }
         let layout = Layout::from_size_align(bytes.max(1), CPU_ALIGN).map_err(|_| oom())?;

@@ -203,7 +203,7 @@ fn batch_norm<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
         .try_reserve_exact(c)
         .map_err(|_| gpukit_core::Error::OutOfMemory {
             requested: c.saturating_mul(std::mem::size_of::<[T::Real; 4]>()),
-            available: crate::total_memory() as usize,
+            available: crate::available_memory() as usize,
         })?;
     params.resize(c, [T::Real::ZERO; 4]);
     for (i, slot) in (2..6).enumerate() {
