@@ -53,6 +53,9 @@ pub fn run_case(
         // Few malloc arenas: their reservations count against the address-space limit.
         .env("MALLOC_ARENA_MAX", "2")
         .env("RAYON_NUM_THREADS", "2")
+        // A caught kernel panic (a CPU kernel fault) must not spend the time limit
+        // printing backtraces.
+        .env("RUST_BACKTRACE", "0")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     for (k, v) in envs {

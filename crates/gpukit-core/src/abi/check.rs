@@ -67,21 +67,24 @@ impl Checker<'_> {
         })
     }
 
-    /// Checked product of scalars; an overflow is an error naming `index`.
+    /// Checked product of scalars; an overflow is an error naming `index`, also when
+    /// another factor is 0 (the nonzero factors alone must fit: a lying size is refused
+    /// whatever it is multiplied by, as the CPU kernels refuse it).
     fn prod(&self, index: usize, factors: &[u64]) -> Result<u64> {
         let mut p: u64 = 1;
-        for &f in factors {
-            match p.checked_mul(f) {
+        for &f in factors.iter().filter(|&&f| f != 0) {
+            // Every kernel indexes with i64: an extent must fit in it.
+            match p.checked_mul(f).filter(|&v| v <= i64::MAX as u64) {
                 Some(v) => p = v,
                 None => {
                     return self.err(
                         index,
-                        format!("the extent {factors:?} overflows a 64-bit count"),
+                        format!("the extent {factors:?} overflows an i64 count"),
                     );
                 }
             }
         }
-        Ok(p)
+        Ok(if factors.contains(&0) { 0 } else { p })
     }
 
     /// Buffer argument `index` must hold at least `need` elements.
@@ -188,6 +191,9 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             }
         }
         "add_bc" | "sub_bc" | "mul_bc" | "div_bc" => {
+            if s[6] == 0 {
+                return c.err(6, "ndim must be at least 1".into());
+            }
             c.need(0, s[7])?;
             if s[7] > 0 {
                 // The first output reads a[0] and b[0].
@@ -292,9 +298,19 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             let (n, c_in, h, w, c_out, kh, kw, oh, ow) =
                 (s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12]);
             let (groups, has_bias) = (s[19], s[20]);
-            if groups == 0 {
-                return c.err(19, "`groups` is 0".into());
+            if groups == 0 || c_in % groups != 0 || c_out % groups != 0 {
+                return c.err(19, "groups must be >= 1 and divide c_in and c_out".into());
             }
+            if [s[15], s[16], s[17], s[18], kh, kw].contains(&0) {
+                return c.err(9, "kernel sizes, strides and dilations must be >= 1".into());
+            }
+            positions_fit(
+                c,
+                [
+                    (11, oh, s[15], kh, s[17], s[13]),
+                    (12, ow, s[16], kw, s[18], s[14]),
+                ],
+            )?;
             c.need_prod(0, &[n, c_out, oh, ow])?;
             c.need_prod(1, &[n, c_in, h, w])?;
             if op == "conv2d" {
@@ -308,6 +324,16 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
         }
         "max_pool2d" => {
             let (n, ch, h, w, oh, ow) = (s[2], s[3], s[4], s[5], s[8], s[9]);
+            if [s[12], s[13], s[14], s[15]].contains(&0) {
+                return c.err(12, "strides and dilations must be >= 1".into());
+            }
+            positions_fit(
+                c,
+                [
+                    (8, oh, s[12], s[6], s[14], s[10]),
+                    (9, ow, s[13], s[7], s[15], s[11]),
+                ],
+            )?;
             c.need_prod(0, &[n, ch, oh, ow])?;
             c.need_prod(1, &[n, ch, h, w])?;
         }
@@ -323,6 +349,10 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             c.need_prod(1, &[outer, src_axis, inner])?;
         }
         "strided_copy" => {
+            let rank = super::movement::MAX_RANK as u64;
+            if s[4] == 0 || s[4] > rank {
+                return c.err(4, format!("ndim {} outside 1..={rank}", s[4]));
+            }
             c.need(0, s[6])?;
             if s[6] > 0 {
                 // The first output reads x[offset] (every coordinate 0).
@@ -369,6 +399,18 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             c.need_prod(1, &[s[2], s[3]])?;
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// Every position a window kernel forms (`i*stride + k*dil`, plus a pad) fits in i64
+/// with room to spare: `(index, out, stride, k, dil, pad)` per axis.
+fn positions_fit(c: &Checker<'_>, axes: [(usize, u64, u64, u64, u64, u64); 2]) -> Result<()> {
+    for (i, len, s, k, d, pad) in axes {
+        let span = (len as u128) * (s as u128) + (k as u128) * (d as u128) + pad as u128;
+        if span > (i64::MAX as u128) / 2 {
+            return c.err(i, "positions overflow".into());
+        }
     }
     Ok(())
 }
