@@ -17,6 +17,7 @@ use gpukit_core::{
 };
 use rayon::prelude::*;
 
+mod args;
 pub mod builtins;
 mod gemm;
 mod kernels;

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use super::reduce::{CpuFloat, LaneReal, shape_sum};
 use super::simd::{SimdLevel, dispatch, simd_level};
 use super::{PAR_GRAIN, input_slice, mul};
-use crate::builtins::{BuiltinArgs, RawBuf};
+use crate::args::{BuiltinArgs, RawBuf};
 use crate::vmath::LaneMath;
 
 /// A compute type softmax runs in: reduction lanes, bulk loads, lane math.

@@ -16,7 +16,7 @@ use gpukit_core::reduce::{self, CHUNK, LANES};
 use gpukit_core::{DType, Element, Result};
 use rayon::prelude::*;
 
-use crate::builtins::{BuiltinArgs, BuiltinFn, RawBuf};
+use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
 use crate::kernels::reduce::{CpuFloat, shape_dot, shape_sum};
 use crate::kernels::simd::{dispatch, simd_level};
 use crate::kernels::softmax::{SoftReal, softmax_rows};

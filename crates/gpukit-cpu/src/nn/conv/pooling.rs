@@ -6,7 +6,7 @@ use gpukit_core::Result;
 use gpukit_core::numeric::{Real, max_nan};
 
 use super::{Float, for_tasks};
-use crate::builtins::BuiltinArgs;
+use crate::args::BuiltinArgs;
 use crate::kernels::simd::dispatch;
 use crate::kernels::{arg_err, input_slice, mul, out_range};
 
