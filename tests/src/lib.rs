@@ -449,3 +449,5 @@ mod tests {
         assert!(e.contains("element 1"), "{e}");
     }
 }
+
+pub mod child;

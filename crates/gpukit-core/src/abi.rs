@@ -12,10 +12,12 @@
 use crate::DType;
 
 pub mod attention;
+mod check;
 pub mod conv;
 pub mod movement;
 pub mod norm;
 use crate::numeric::{FLOAT_DTYPES, INT_DTYPES};
+pub use check::check_args;
 
 /// One built-in kernel family: the op, the dtypes it is instantiated for, its arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Launch geometry: grid and block dimensions (the seed's `gk_grid`).
 
-use crate::{Error, Result};
+use crate::{Error, KernelArg, Result};
 
 /// A 3-D extent (grid of blocks, or block of threads), as CUDA's `dim3`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,6 +50,10 @@ impl From<(u32, u32, u32)> for Dim3 {
 
 /// The largest block a launch may ask for (threads per block, as on NVIDIA GPUs).
 pub const MAX_BLOCK_THREADS: u64 = 1024;
+
+/// The largest block extent along each axis (x, y, z): CUDA's 1024, 1024, 64. A block
+/// must also hold at most [`MAX_BLOCK_THREADS`] threads in all.
+pub const MAX_BLOCK_DIM: Dim3 = Dim3::new(1024, 1024, 64);
 
 /// The largest grid x extent (CUDA's limit, kept on every backend so a launch that
 /// runs on one backend runs on all).
@@ -109,6 +113,13 @@ impl LaunchConfig {
         if b.x == 0 || b.y == 0 || b.z == 0 {
             return bad(format!("block {b:?} has a zero extent"));
         }
+        let m = MAX_BLOCK_DIM;
+        if b.x > m.x || b.y > m.y || b.z > m.z {
+            return bad(format!(
+                "block {b:?} exceeds the per-axis limits ({}, {}, {})",
+                m.x, m.y, m.z
+            ));
+        }
         if b.volume() > MAX_BLOCK_THREADS {
             return bad(format!(
                 "block {b:?} has {} threads, more than {MAX_BLOCK_THREADS}",
@@ -129,6 +140,96 @@ impl LaunchConfig {
         }
         Ok(())
     }
+}
+
+/// Bytes an argument occupies in a kernel's parameter buffer: 8 for a buffer (a device
+/// pointer), an i64 or an f64; 4 for an i32 or an f32.
+pub fn arg_bytes(arg: &KernelArg) -> usize {
+    match arg {
+        KernelArg::I32(_) | KernelArg::F32(_) => 4,
+        KernelArg::Buffer { .. } | KernelArg::I64(_) | KernelArg::F64(_) => 8,
+    }
+}
+
+/// Checks a launch's arguments against the parameters of the kernel's entry point
+/// (`params`: each parameter's size in bytes, in order, as the PTX `.entry` declares
+/// them): the one argument check every backend applies before it runs anything.
+///
+/// Errors: [`Error::Argument`] naming `kernel`, the first argument that is missing,
+/// extra, or of the wrong size.
+pub fn check_entry_args(kernel: &str, params: &[usize], args: &[KernelArg]) -> Result<()> {
+    if params.len() != args.len() {
+        return Err(Error::Argument {
+            kernel: kernel.to_string(),
+            index: args.len().min(params.len()),
+            reason: format!(
+                "the kernel takes {} parameters, {} were passed",
+                params.len(),
+                args.len()
+            ),
+        });
+    }
+    for (i, (a, &size)) in args.iter().zip(params).enumerate() {
+        let given = arg_bytes(a);
+        if given != size {
+            return Err(Error::Argument {
+                kernel: kernel.to_string(),
+                index: i,
+                reason: format!(
+                    "the kernel's parameter is {size} bytes, the argument {a:?} is {given}"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The parameter sizes (bytes, in order) of the `.entry` called `entry` in PTX text, as
+/// [`check_entry_args`] takes them: scalar types by their width (`.u64` 8, `.f32` 4,
+/// `.b8` 1 ...), arrays (`.param .align 8 .b8 p[16]`) by their whole size.
+///
+/// Returns `None` when the text has no such entry or a parameter list it cannot read.
+pub fn ptx_entry_params(ptx: &str, entry: &str) -> Option<Vec<usize>> {
+    let mut rest = ptx;
+    loop {
+        let pos = rest.find(".entry")?;
+        rest = &rest[pos + ".entry".len()..];
+        let after = rest.trim_start();
+        let Some(tail) = after.strip_prefix(entry) else {
+            continue;
+        };
+        let tail = tail.trim_start();
+        let Some(list) = tail.strip_prefix('(') else {
+            // `.entry name` with no parameter list: a kernel without parameters.
+            if tail.starts_with('{') || tail.starts_with('.') {
+                return Some(Vec::new());
+            }
+            continue;
+        };
+        let close = list.find(')')?;
+        let list = &list[..close];
+        if list.trim().is_empty() {
+            return Some(Vec::new());
+        }
+        return list.split(',').map(param_size).collect();
+    }
+}
+
+/// Size of one PTX parameter declaration (`.param .u64 name`, `.param .align 4 .b8 p[12]`).
+fn param_size(decl: &str) -> Option<usize> {
+    let width = decl.split_whitespace().find_map(|t| {
+        let t = t.strip_prefix('.')?;
+        let bits: usize = t.get(1..)?.parse().ok()?;
+        matches!(t.as_bytes()[0], b'u' | b's' | b'b' | b'f')
+            .then_some(bits)
+            .filter(|b| matches!(b, 8 | 16 | 32 | 64))
+    })?;
+    let mut count = 1usize;
+    if let Some(open) = decl.find('[') {
+        let close = decl[open..].find(']')? + open;
+        count = decl[open + 1..close].trim().parse().ok()?;
+    }
+    (width / 8).checked_mul(count)
 }
 
 /// Blocks needed to cover `n` threads at `block` threads per block: `ceil(n / block)`.
@@ -178,7 +279,34 @@ mod tests {
         assert!(c.validate("k").is_err());
         assert!(ok.with_shared(MAX_SHARED_BYTES + 1).validate("k").is_err());
         let mut c = ok;
+        c.block = Dim3::new(1, 1, 128);
+        let e = c.validate("k").unwrap_err();
+        assert!(matches!(e, Error::Launch { .. }), "{e}");
+        c.block = Dim3::new(2, 2, 64);
+        assert!(c.validate("k").is_ok());
+        c.block = Dim3::new(1, 2048, 1);
+        assert!(c.validate("k").is_err());
+        let mut c = ok;
         c.block.y = 0;
         assert!(c.validate("k").is_err());
+    }
+
+    #[test]
+    fn entry_params_are_read_and_checked() {
+        let ptx = ".version 8.0\n.visible .entry other(.param .u32 a)\n{ ret; }\n\
+                   .visible .entry k(\n .param .u64 k_p0,\n .param .f32 k_p1,\n \
+                   .param .align 8 .b8 k_p2[16]\n)\n{ ret; }\n.entry e0()\n{ ret; }";
+        assert_eq!(ptx_entry_params(ptx, "k"), Some(vec![8, 4, 16]));
+        assert_eq!(ptx_entry_params(ptx, "other"), Some(vec![4]));
+        assert_eq!(ptx_entry_params(ptx, "e0"), Some(vec![]));
+        assert_eq!(ptx_entry_params(ptx, "missing"), None);
+        let ok = [KernelArg::I64(1), KernelArg::F32(1.0)];
+        assert!(check_entry_args("k", &[8, 4], &ok).is_ok());
+        let e = check_entry_args("k", &[8, 4, 8], &ok).unwrap_err();
+        assert!(matches!(e, Error::Argument { index: 2, .. }), "{e}");
+        let e = check_entry_args("k", &[8, 8], &ok).unwrap_err();
+        assert!(matches!(e, Error::Argument { index: 1, .. }), "{e}");
+        let e = check_entry_args("k", &[8], &ok).unwrap_err();
+        assert!(matches!(e, Error::Argument { index: 1, .. }), "{e}");
     }
 }

@@ -13,6 +13,7 @@ mod device;
 mod dtype;
 mod error;
 pub mod halfconv;
+mod hostmem;
 mod kernel;
 mod kit;
 mod launch;
@@ -28,10 +29,12 @@ pub use buf::Buf;
 pub use device::{Backend, Buffer, Device, DeviceInfo, DevicePtr, Kernel, KernelArg};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
+pub use hostmem::{HostMemory, host_memory};
 pub use kernel::{BlockCtx, CpuBody, Global, KernelDef};
 pub use kit::Kit;
 pub use launch::{
-    Dim3, LaunchConfig, MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ, MAX_SHARED_BYTES, grid_for,
+    Dim3, LaunchConfig, MAX_BLOCK_DIM, MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_YZ,
+    MAX_SHARED_BYTES, arg_bytes, check_entry_args, grid_for, ptx_entry_params,
 };
 pub use pool::{POOL_GRANULE, PoolStats, pool_blocks, pool_idle_bytes};
 pub use profile::{MAX_TRACE_EVENTS, ProfileEntry, ProfileReport};

@@ -248,11 +248,19 @@ impl Kit {
     /// Launches one of the backend's built-in kernels (`{op}_{dtype}`) over device
     /// buffers: the path the operator family takes.
     ///
-    /// Errors: [`crate::Error::KernelNotFound`], and those of [`Kit::launch`].
+    /// Every argument is checked against the kernel's ABI signature first
+    /// ([`crate::abi::check_args`]: kinds, dtypes, buffer extents), so a launch whose
+    /// scalars lie fails before anything is allocated or run.
+    ///
+    /// Errors: [`crate::Error::KernelNotFound`], [`crate::Error::Argument`], and those of
+    /// [`Kit::launch`].
     pub fn launch_builtin(&self, name: &str, cfg: LaunchConfig, args: &[DevArg<'_>]) -> Result<()> {
         cfg.validate(name)?;
         let raw = self.dev_args(name, args)?;
         let kernel = self.builtin(name)?;
+        // Every argument against the ABI table before any backend sizes anything from
+        // the scalars (a table, a plan's scratch) or runs anything.
+        crate::abi::check_args(name, &raw)?;
         // SAFETY: as in `launch`.
         unsafe { self.launch_raw(&*kernel, &cfg, &raw, false) }
     }

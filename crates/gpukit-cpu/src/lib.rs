@@ -17,6 +17,7 @@ use gpukit_core::{
 };
 use rayon::prelude::*;
 
+mod args;
 pub mod builtins;
 mod gemm;
 mod kernels;
@@ -48,12 +49,16 @@ fn read_proc(path: &str, key: &str) -> Option<String> {
         .map(|(_, v)| v.trim().to_string())
 }
 
-/// Physical memory in bytes (Linux: /proc/meminfo), or a 1 TiB guess elsewhere.
+/// Memory the host can give this process in bytes: physical memory capped by the
+/// cgroup limit (Linux), or a 1 TiB guess elsewhere.
 fn total_memory() -> u64 {
-    read_proc("/proc/meminfo", "MemTotal")
-        .and_then(|v| v.trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map(|kb| kb * 1024)
-        .unwrap_or(1 << 40)
+    gpukit_core::host_memory().total
+}
+
+/// Memory available for a new allocation now: `MemAvailable`, less what the cgroup
+/// limit leaves (Linux).
+pub(crate) fn available_memory() -> u64 {
+    gpukit_core::host_memory().available
 }
 
 impl CpuDevice {
@@ -114,6 +119,9 @@ enum Body {
 pub struct CpuKernel {
     name: String,
     body: Body,
+    /// The parameter sizes of the kernel's PTX `.entry`, when its definition carries
+    /// PTX: launches are checked against them as on the GPU backends.
+    params: Option<Vec<usize>>,
 }
 
 impl CpuKernel {
@@ -122,6 +130,7 @@ impl CpuKernel {
         CpuKernel {
             name: name.into(),
             body: Body::User(body),
+            params: None,
         }
     }
 
@@ -130,6 +139,7 @@ impl CpuKernel {
         CpuKernel {
             name: name.into(),
             body: Body::Builtin(f),
+            params: None,
         }
     }
 }
@@ -163,12 +173,17 @@ impl Device for CpuDevice {
         &self.info
     }
 
+    /// Allocates zeroed host memory. A request above the memory available now (or
+    /// above what the cgroup limit leaves) is refused with [`Error::OutOfMemory`]
+    /// naming the available bytes, rather than committed towards the OOM killer; the
+    /// kit's pool then trims its idle blocks and retries once.
     fn alloc(&self, bytes: usize) -> Result<Box<dyn Buffer>> {
+        let available = available_memory();
         let oom = || Error::OutOfMemory {
             requested: bytes,
-            available: self.info.total_memory as usize,
+            available: usize::try_from(available).unwrap_or(usize::MAX),
         };
-        if bytes as u64 > self.info.total_memory {
+        if bytes as u64 > available {
             return Err(oom());
         }
         let layout = Layout::from_size_align(bytes.max(1), CPU_ALIGN).map_err(|_| oom())?;
@@ -206,7 +221,13 @@ impl Device for CpuDevice {
 
     fn load(&self, def: &KernelDef) -> Result<Arc<dyn Kernel>> {
         match def.cpu_body() {
-            Some(body) => Ok(Arc::new(CpuKernel::new(def.name(), body.clone()))),
+            Some(body) => {
+                let mut k = CpuKernel::new(def.name(), body.clone());
+                k.params = def
+                    .ptx_source()
+                    .and_then(|p| gpukit_core::ptx_entry_params(p, def.name()));
+                Ok(Arc::new(k))
+            }
             None => Err(Error::KernelNotFound {
                 name: def.name().to_string(),
                 backend: "cpu".into(),
@@ -238,7 +259,12 @@ impl Device for CpuDevice {
                 kernel: kernel.name().to_string(),
                 reason: "not a CPU kernel".into(),
             })?;
+        // The one launch validation every backend applies: geometry, then (when the
+        // definition carries PTX) the arguments against its `.entry`.
         cfg.validate(&k.name)?;
+        if let Some(params) = &k.params {
+            gpukit_core::check_entry_args(&k.name, params, args)?;
+        }
         for (i, a) in args.iter().enumerate() {
             if let KernelArg::Buffer {
                 ptr,
@@ -260,6 +286,8 @@ impl Device for CpuDevice {
         let body = match &k.body {
             Body::User(b) => b,
             Body::Builtin(f) => {
+                // Arguments against the ABI before the kernel sizes anything from them.
+                gpukit_core::abi::check_args(&k.name, args)?;
                 let a = builtins::BuiltinArgs::new(&k.name, args);
                 return match catch_unwind(AssertUnwindSafe(|| f(&a))) {
                     Ok(r) => r,

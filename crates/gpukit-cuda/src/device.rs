@@ -112,8 +112,9 @@ impl Drop for Module {
 #[derive(Clone)]
 struct Function {
     func: sys::CUfunction,
-    /// Bytes of each parameter, in order (4 or 8).
-    params: Vec<usize>,
+    /// Bytes of each parameter, in order, as the PTX declares them (`None` when the
+    /// parameter list could not be read; the driver then checks alone).
+    params: Option<Vec<usize>>,
     _module: Arc<Module>,
 }
 
@@ -165,21 +166,6 @@ fn unavailable(ordinal: usize, reason: impl Into<String>) -> Error {
     }
 }
 
-/// Bytes of each parameter of every entry in `ptx_text`.
-fn param_sizes(ptx_text: &str) -> HashMap<String, Vec<usize>> {
-    ptx::entries(ptx_text)
-        .into_iter()
-        .map(|e| {
-            let sizes = e
-                .params
-                .iter()
-                .map(|t| if t.ends_with("64") { 8 } else { 4 })
-                .collect();
-            (e.name, sizes)
-        })
-        .collect()
-}
-
 /// Loads PTX text as a module in `ctx` (bound) and looks up the named entries.
 fn load_module(
     ctx: &Arc<Context>,
@@ -199,7 +185,6 @@ fn load_module(
         module: raw,
         ctx: ctx.clone(),
     });
-    let sizes = param_sizes(ptx_text);
     let mut out = HashMap::new();
     for name in entries {
         let c = CString::new(name.clone())
@@ -210,7 +195,8 @@ fn load_module(
         if r != sys::CUresult::CUDA_SUCCESS {
             return Err((r, format!("cuModuleGetFunction({name})")));
         }
-        let params = sizes.get(&name).cloned().unwrap_or_default();
+        // The same reader (and later the same check) as every other backend's.
+        let params = gpukit_core::ptx_entry_params(ptx_text, &name);
         out.insert(
             name,
             Function {
@@ -374,33 +360,8 @@ impl CudaDevice {
         if cfg.grid.volume() == 0 || cfg.block.volume() == 0 {
             return Ok(());
         }
-        if !f.params.is_empty() || args.is_empty() {
-            if f.params.len() != args.len() {
-                return Err(Error::Argument {
-                    kernel: kernel.to_string(),
-                    index: args.len().min(f.params.len()),
-                    reason: format!(
-                        "the kernel takes {} parameters, {} were passed",
-                        f.params.len(),
-                        args.len()
-                    ),
-                });
-            }
-            for (i, (a, &size)) in args.iter().zip(&f.params).enumerate() {
-                let given = match a {
-                    KernelArg::I32(_) | KernelArg::F32(_) => 4,
-                    _ => 8,
-                };
-                if given != size {
-                    return Err(Error::Argument {
-                        kernel: kernel.to_string(),
-                        index: i,
-                        reason: format!(
-                            "the kernel's parameter is {size} bytes, the argument {a:?} is {given}"
-                        ),
-                    });
-                }
-            }
+        if let Some(params) = &f.params {
+            gpukit_core::check_entry_args(kernel, params, args)?;
         }
         let mut values: Vec<u64> = args
             .iter()
@@ -453,6 +414,8 @@ impl CudaDevice {
     /// # Safety
     /// As [`Device::launch`].
     unsafe fn launch_builtin(&self, name: &str, args: &[KernelArg]) -> Result<()> {
+        // Arguments against the ABI before the plan sizes its scratch from them.
+        gpukit_core::abi::check_args(name, args)?;
         let p = plan::plan(name, args)?;
         let scratch = self.scratch(p.scratch_bytes)?;
         let base = scratch.as_ref().map(|b| b.ptr).unwrap_or(0);

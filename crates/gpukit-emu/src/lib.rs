@@ -36,6 +36,13 @@ pub const EMU_ALIGN: usize = 64;
 /// Bounds are always checked: they keep the emulator memory-safe.
 pub const RACECHECK_ENV: &str = "GPUKIT_EMU_RACECHECK";
 
+/// Environment variable that sets the step limit of a block (warp instructions;
+/// `GPUKIT_EMU_MAX_STEPS=0` turns it off). Unset: [`gpukit_ptx::DEFAULT_MAX_STEPS_PER_BLOCK`].
+/// A block past the limit fails its launch with [`Error::KernelFault`] naming the
+/// kernel, the block and the instruction (a PTX loop that never ends is a fault, not a
+/// hang).
+pub const MAX_STEPS_ENV: &str = "GPUKIT_EMU_MAX_STEPS";
+
 /// The live allocations: base address → length.
 type Registry = RwLock<BTreeMap<u64, usize>>;
 
@@ -112,11 +119,19 @@ impl Default for EmuDevice {
 
 impl EmuDevice {
     /// The emulator with memcheck and racecheck on (racecheck off when
-    /// `$GPUKIT_EMU_RACECHECK` is `0`).
+    /// `$GPUKIT_EMU_RACECHECK` is `0`) and the default step limit per block
+    /// (`$GPUKIT_EMU_MAX_STEPS` sets another; 0 turns it off; an unreadable value keeps
+    /// the default).
     pub fn new() -> EmuDevice {
         let mut options = EmuOptions::default();
         if std::env::var(RACECHECK_ENV).is_ok_and(|v| v.trim() == "0") {
             options.racecheck = false;
+        }
+        if let Some(n) = std::env::var(MAX_STEPS_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+        {
+            options.max_steps_per_block = (n > 0).then_some(n);
         }
         EmuDevice::with_options(options)
     }
@@ -135,7 +150,9 @@ impl EmuDevice {
                 ordinal: 0,
                 name: "gpukit PTX emulator (sm_80 functional model)".into(),
                 compute_capability: None,
-                total_memory: 1 << 40,
+                // Device memory is host memory: report what the host (and its cgroup)
+                // really has.
+                total_memory: gpukit_core::host_memory().total,
                 parallelism: rayon::current_num_threads(),
             },
             registry: Arc::new(RwLock::new(BTreeMap::new())),
@@ -178,16 +195,22 @@ impl EmuDevice {
     }
 
     fn raw_alloc(&self, bytes: usize) -> Result<EmuBuffer> {
+        // Refuse what the host cannot give now rather than meet the OOM killer.
+        let mem = gpukit_core::host_memory();
+        let oom = || Error::OutOfMemory {
+            requested: bytes,
+            available: usize::try_from(mem.available).unwrap_or(usize::MAX),
+        };
+        if bytes as u64 > mem.available {
+            return Err(oom());
+        }
         let layout =
             Layout::from_size_align(bytes.max(1), EMU_ALIGN).map_err(|_| Error::SizeOverflow {
                 what: format!("ptx-emu allocation of {bytes} bytes"),
             })?;
         // SAFETY: the layout has a non-zero size.
         let p = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(p).ok_or(Error::OutOfMemory {
-            requested: bytes,
-            available: 0,
-        })?;
+        let ptr = NonNull::new(p).ok_or_else(oom)?;
         let layout = Layout::from_size_align(bytes.max(1), EMU_ALIGN).expect("checked above");
         self.registry
             .write()
@@ -208,7 +231,17 @@ impl EmuDevice {
         cfg: &LaunchConfig,
         args: &[KernelArg],
     ) -> Result<()> {
+        // The one launch validation every backend applies (geometry, then arguments
+        // against the `.entry`): a bad launch is Error::Launch / Error::Argument here
+        // exactly as on the CPU and CUDA backends, never a kernel fault.
         cfg.validate(entry)?;
+        let info = module.kernel(entry).ok_or_else(|| Error::KernelNotFound {
+            name: entry.to_string(),
+            backend: "ptx-emu".into(),
+            reason: "the module has no entry of this name".into(),
+        })?;
+        let sizes: Vec<usize> = info.params.iter().map(|p| p.size as usize).collect();
+        gpukit_core::check_entry_args(entry, &sizes, args)?;
         if cfg.grid.volume() == 0 || cfg.block.volume() == 0 {
             return Ok(());
         }
@@ -268,13 +301,23 @@ impl EmuDevice {
             &self.options,
         )
         .map(|_| ())
-        .map_err(|e| Error::KernelFault {
-            kernel: entry.to_string(),
-            message: e.to_string(),
+        .map_err(|e| match e.kind {
+            // What the kernel's own declarations refuse (.reqntid, .maxntid, its static
+            // shared memory): still the launch, not the kernel's run.
+            gpukit_ptx::ErrorKind::BadLaunch(reason) => Error::Launch {
+                kernel: entry.to_string(),
+                reason,
+            },
+            _ => Error::KernelFault {
+                kernel: entry.to_string(),
+                message: e.to_string(),
+            },
         })
     }
 
     fn launch_builtin(&self, name: &str, args: &[KernelArg]) -> Result<()> {
+        // Arguments against the ABI before the plan sizes its scratch from them.
+        gpukit_core::abi::check_args(name, args)?;
         let p = plan::plan(name, args)?;
         let scratch = if p.scratch_bytes > 0 {
             let s = self.raw_alloc(p.scratch_bytes)?;

@@ -335,7 +335,11 @@ fn conv_launch(
 }
 
 /// Whether every one of the `out` windows along one axis holds at least one position
-/// inside `0..len` (taps at `o*s - pad + t*d`, `t < k`). O(1) per window.
+/// inside `0..len` (taps at `o*s - pad + t*d`, `t < k`).
+///
+/// O(1) when `d <= len` or the windows run through every residue class of `d`;
+/// otherwise (a dilation wider than the input) one step per output position, which
+/// is bounded by the output the call writes. Never a loop over window taps.
 fn every_window_has_a_tap(
     out: usize,
     len: usize,
@@ -351,7 +355,7 @@ fn every_window_has_a_tap(
         return false;
     }
     let (len, pad, k, s, d) = (len as u128, pad as u128, k as u128, s as u128, d as u128);
-    (0..out as u128).all(|o| {
+    let window = |o: u128| {
         let start = o * s;
         let last = pad + len - 1;
         if last < start {
@@ -364,7 +368,34 @@ fn every_window_has_a_tap(
         };
         let t_hi = ((last - start) / d).min(k - 1);
         t_lo <= t_hi
-    })
+    };
+    // The first tap index that can land inside, ceil((pad - o*s) / d), only falls as o
+    // grows, and the window's reach only moves down: the clamps to 0..k bind hardest at
+    // the first and the last window.
+    if !window(0) || !window(out as u128 - 1) {
+        return false;
+    }
+    if d <= len {
+        // Every span of `len` positions holds a multiple of d: nothing else can fail.
+        return true;
+    }
+    // d > len: window o holds a tap iff (o*s - pad) mod d < len (the one multiple of d
+    // its span can hold). Over a full period the residues are every value congruent to
+    // -pad mod g (g = gcd(s, d)); the largest is d - g + (-pad mod g).
+    let g = gcd(s, d);
+    let period = d / g;
+    if out as u128 >= period {
+        let r0 = (g - pad % g) % g;
+        return d - g + r0 < len;
+    }
+    (0..out as u128).all(|o| (o * s % d + d - pad % d) % d < len)
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 /// The window check of [`max_pool2d_out_shape`], after the output size is known.
@@ -405,7 +436,8 @@ fn pool_shape(op: &str, p: &MaxPool2dParams) -> Result<[usize; 4]> {
 ///
 /// Errors: [`Error::InvalidArgument`] for a zero window size, stride or dilation, or
 /// when some window holds no element of the input (only padding: ONNX leaves that
-/// undefined, gpukit rejects it; checked in O(oh + ow) steps); [`Error::Shape`] when the padded input is smaller than
+/// undefined, gpukit rejects it; checked in O(1) steps, or one per output position when a
+/// dilation exceeds the input); [`Error::Shape`] when the padded input is smaller than
 /// the dilated window; [`Error::SizeOverflow`].
 pub fn max_pool2d_out_shape(p: &MaxPool2dParams) -> Result<[usize; 4]> {
     let op = "max_pool2d";
@@ -462,4 +494,51 @@ pub fn max_pool2d(kit: &Kit, y: &Buf, x: &Buf, p: &MaxPool2dParams) -> Result<()
         args.push(DevArg::I64(check::i64_of(op, what, v)?));
     }
     kit.launch_builtin(&check::name(op, d), check::launch_1d(y_len)?, &args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::every_window_has_a_tap;
+
+    #[test]
+    fn the_window_check_matches_brute_force() {
+        for out in 0..6usize {
+            for len in 0..5usize {
+                for pad in 0..7usize {
+                    for k in 0..5usize {
+                        for s in 1..5usize {
+                            for d in 1..7usize {
+                                let brute = (0..out).all(|o| {
+                                    (0..k).any(|t| {
+                                        let p = (o * s + t * d) as i64 - pad as i64;
+                                        (0..len as i64).contains(&p)
+                                    })
+                                });
+                                assert_eq!(
+                                    every_window_has_a_tap(out, len, pad, k, s, d),
+                                    brute,
+                                    "out {out} len {len} pad {pad} k {k} s {s} d {d}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_window_check_of_a_huge_input_is_immediate() {
+        let t = std::time::Instant::now();
+        assert!(every_window_has_a_tap(1 << 31, 1 << 31, 1, 3, 1, 1));
+        assert!(every_window_has_a_tap(
+            1 << 40,
+            1 << 40,
+            1 << 39,
+            (1 << 39) + 1,
+            1,
+            1
+        ));
+        assert!(t.elapsed().as_secs_f64() < 0.01);
+    }
 }

@@ -7,6 +7,11 @@ use crate::exec::{LaunchCtx, Scratch, Stats, run_block};
 use crate::memory::GlobalMemory;
 use crate::module::Module;
 
+/// Most bytes of `.global`/`.const` module variables one module may declare in all
+/// (256 MiB; each variable is capped at the same size): the emulator allocates them
+/// when the module loads, so declarations must not become an unbounded allocation.
+pub const MAX_MODULE_VAR_BYTES: u64 = 1 << 28;
+
 /// Most shared memory a block may use (bytes): the sm_90 limit.
 pub const MAX_SHARED_BYTES: usize = 227 * 1024;
 
@@ -93,29 +98,36 @@ pub struct EmuOptions {
     /// the same byte with no barrier between them. Costs a shadow record per shared
     /// byte; turn off for speed.
     pub racecheck: bool,
-    /// Stop a block after this many warp instructions (a runaway-loop guard);
-    /// `None`: no limit.
+    /// Stop a block after this many warp instructions (a runaway-loop guard), with an
+    /// [`ErrorKind::StepLimit`] fault naming the kernel, the block and the instruction;
+    /// `None`: no limit. On by default ([`DEFAULT_MAX_STEPS_PER_BLOCK`]).
     pub max_steps_per_block: Option<u64>,
 }
 
+/// The default step limit of a block: 2^30 warp instructions, far above what any
+/// shipped kernel's block executes (and tens of seconds of emulation), so a PTX loop
+/// that never ends is a fault rather than a hang.
+pub const DEFAULT_MAX_STEPS_PER_BLOCK: u64 = 1 << 30;
+
 impl Default for EmuOptions {
-    /// Both checks on, no step limit.
+    /// Both checks on, the default step limit.
     fn default() -> Self {
         EmuOptions {
             memcheck: true,
             racecheck: true,
-            max_steps_per_block: None,
+            max_steps_per_block: Some(DEFAULT_MAX_STEPS_PER_BLOCK),
         }
     }
 }
 
 impl EmuOptions {
-    /// Racecheck off (the fast configuration; bounds are always checked).
+    /// Racecheck off (the fast configuration; bounds are always checked; the
+    /// default step limit stays).
     pub fn fast() -> Self {
         EmuOptions {
             memcheck: false,
             racecheck: false,
-            max_steps_per_block: None,
+            max_steps_per_block: Some(DEFAULT_MAX_STEPS_PER_BLOCK),
         }
     }
 }

@@ -75,6 +75,9 @@ mod parse;
 mod program;
 
 pub use error::{EmuError, ErrorKind, InstrRef, ParseError, RaceKind, Space};
-pub use launch::{EmuOptions, LaunchStats, MAX_SHARED_BYTES, ParamValue, launch};
+pub use launch::{
+    DEFAULT_MAX_STEPS_PER_BLOCK, EmuOptions, LaunchStats, MAX_MODULE_VAR_BYTES, MAX_SHARED_BYTES,
+    ParamValue, launch,
+};
 pub use memory::{GlobalMemory, OverlapError};
 pub use module::{KernelInfo, Module, ParamInfo};

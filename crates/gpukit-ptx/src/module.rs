@@ -75,6 +75,23 @@ impl Module {
         // Module variables.
         let mut globals = HashMap::new();
         let mut vars = Vec::new();
+        // The total is capped before anything is allocated (each variable is capped by
+        // the parser; two dozen at the cap would still be gigabytes).
+        let mut total: u64 = 0;
+        for v in &ast.globals {
+            if matches!(v.space, Space::Global | Space::Const) {
+                total = total.saturating_add(v.size.div_ceil(8).max(1) * 8);
+                if total > crate::launch::MAX_MODULE_VAR_BYTES {
+                    return Err(ParseError::new(
+                        v.line,
+                        format!(
+                            "module variables total more than {} bytes (the emulator's limit)",
+                            crate::launch::MAX_MODULE_VAR_BYTES
+                        ),
+                    ));
+                }
+            }
+        }
         for (i, v) in ast.globals.iter().enumerate() {
             let gv = match v.space {
                 Space::Shared if v.unsized_extern || (v.size == 0) => {
@@ -83,7 +100,14 @@ impl Module {
                 Space::Shared => GlobalVar::Shared { index: i },
                 Space::Global | Space::Const => {
                     let words = v.size.div_ceil(8).max(1) as usize;
-                    let mut init = vec![0u64; words];
+                    let mut init: Vec<u64> = Vec::new();
+                    init.try_reserve_exact(words).map_err(|_| {
+                        ParseError::new(
+                            v.line,
+                            format!("out of memory for a module variable of {} bytes", v.size),
+                        )
+                    })?;
+                    init.resize(words, 0);
                     if let Some(bytes) = &v.init {
                         for (k, chunk) in bytes.chunks(8).enumerate() {
                             let mut b = [0u8; 8];

@@ -392,3 +392,74 @@ mod tests {
         );
     }
 }
+
+/// The window taps of one pooling axis that can hold a real element for some output:
+/// `(skip, keep)` such that taps `t < skip` and `t >= skip + keep` lie in the padding
+/// for every output position `o < out` (position `o*stride - pad + t*dil` outside
+/// `0..len`), with `skip * dil <= pad`. A launch with `k = keep` and
+/// `pad - skip * dil` folds the same real taps (max_nan is order-independent), so its
+/// work is bounded by the data rather than by a padded window. O(1).
+pub fn pool_tap_range(len: u64, k: u64, pad: u64, stride: u64, dil: u64, out: u64) -> (u64, u64) {
+    if out == 0 || len == 0 || k == 0 || dil == 0 {
+        return (0, k);
+    }
+    let (len, k, pad, stride, dil, out) = (
+        len as u128,
+        k as u128,
+        pad as u128,
+        stride as u128,
+        dil as u128,
+        out as u128,
+    );
+    // Tap t is inside for some o iff t*dil >= pad - (out-1)*stride (the last output
+    // reaches furthest down) and t*dil <= pad + len - 1 (the first output reaches
+    // furthest up).
+    let reach = (out - 1) * stride;
+    let lo = pad.saturating_sub(reach).div_ceil(dil);
+    let skip = lo.min(pad / dil).min(k);
+    let hi = ((pad + len - 1) / dil + 1).min(k);
+    let keep = hi.saturating_sub(skip);
+    (skip as u64, keep as u64)
+}
+
+#[cfg(test)]
+mod pool_tests {
+    use super::pool_tap_range;
+
+    /// Brute force: the taps inside for some output.
+    fn live(len: u64, k: u64, pad: u64, s: u64, d: u64, out: u64) -> Vec<u64> {
+        (0..k)
+            .filter(|&t| {
+                (0..out).any(|o| {
+                    let p = (o * s + t * d) as i64 - pad as i64;
+                    (0..len as i64).contains(&p)
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_kept_taps_cover_every_live_tap() {
+        for len in 1..5 {
+            for k in 1..7 {
+                for pad in 0..6 {
+                    for s in 1..4 {
+                        for d in 1..4 {
+                            for out in 1..5 {
+                                let (skip, keep) = pool_tap_range(len, k, pad, s, d, out);
+                                assert!(skip * d <= pad);
+                                assert!(skip + keep <= k);
+                                for t in live(len, k, pad, s, d, out) {
+                                    assert!(t >= skip && t < skip + keep, "{t}");
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The window: 2^40 taps around one real element.
+        let (_, keep) = pool_tap_range(1, 1 << 40, 1 << 39, 1, 1, 2);
+        assert!(keep <= 3, "{keep}");
+    }
+}

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use super::simd::dispatch;
 use super::{PAR_GRAIN, arg_err, input_slice};
-use crate::builtins::{BuiltinArgs, RawBuf};
+use crate::args::{BuiltinArgs, RawBuf};
 use crate::vmath::LaneMath;
 
 const fn bop(c: u8) -> BinaryOp {

@@ -7,7 +7,7 @@ use gpukit_core::{Element, Error, Result};
 use rayon::prelude::*;
 
 use super::{PAR_GRAIN, input_slice, mul};
-use crate::builtins::{BuiltinArgs, RawBuf};
+use crate::args::{BuiltinArgs, RawBuf};
 
 /// Reads `idx[..n]` and resolves every index against `axis_len`.
 fn resolve_all(op: &str, idx: &RawBuf<'_, i64>, n: usize, axis_len: usize) -> Result<Vec<usize>> {

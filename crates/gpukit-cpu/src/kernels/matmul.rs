@@ -9,7 +9,7 @@ use gpukit_core::{Element, Result};
 
 use super::reduce::CpuFloat;
 use super::{arg_err, input_slice, mul};
-use crate::builtins::{BuiltinArgs, RawBuf};
+use crate::args::{BuiltinArgs, RawBuf};
 use crate::gemm::{self, Dims, GemmReal, RowMajor, Sink};
 
 /// Stores finished chains into the contiguous `[batch, m, n]` output.

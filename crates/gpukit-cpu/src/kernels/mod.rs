@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use gpukit_core::abi::{self, kernel_name};
 use gpukit_core::{DType, Element, Error, Result};
 
-use crate::builtins::{BuiltinArgs, BuiltinFn, RawBuf};
+use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
 
 mod elementwise;
 mod index;

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use super::simd::{SimdLevel, simd_level};
 use super::{input_slice, out_range};
-use crate::builtins::BuiltinArgs;
+use crate::args::BuiltinArgs;
 
 /// A compute type with SIMD lane primitives of the reduction shape.
 pub(crate) trait LaneReal: Real {

@@ -12,7 +12,7 @@ use gpukit_core::reduce::{self, CHUNK, LANES};
 use super::reduce::{CpuFloat, LaneReal};
 use super::simd::dispatch;
 use super::{PAR_GRAIN, input_slice, mul};
-use crate::builtins::{BuiltinArgs, RawBuf};
+use crate::args::{BuiltinArgs, RawBuf};
 use crate::vmath::LaneMath;
 
 /// A compute type softmax runs in: reduction lanes, bulk loads, lane math.

@@ -1,7 +1,7 @@
 //! CPU kernels of the neural-network family, one module per group of
 //! [`gpukit_core::abi`].
 
-use crate::builtins::BuiltinFn;
+use crate::args::BuiltinFn;
 
 mod attention;
 mod conv;

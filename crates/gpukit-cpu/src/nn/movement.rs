@@ -16,7 +16,7 @@ use gpukit_core::numeric::{FloatElement, Real};
 use gpukit_core::{DType, Element, Result};
 use rayon::prelude::*;
 
-use crate::builtins::{BuiltinArgs, BuiltinFn, RawBuf};
+use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
 use crate::kernels::{PAR_GRAIN, arg_err, input_slice, mul, out_range};
 
 /// `(name, entry point)` for every kernel of [`gpukit_core::abi::movement::KERNELS`].

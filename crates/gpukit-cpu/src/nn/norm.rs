@@ -16,7 +16,7 @@ use gpukit_core::reduce::{self, CHUNK, LANES};
 use gpukit_core::{DType, Element, Result};
 use rayon::prelude::*;
 
-use crate::builtins::{BuiltinArgs, BuiltinFn, RawBuf};
+use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
 use crate::kernels::reduce::{CpuFloat, shape_dot, shape_dot_stored, shape_sum};
 use crate::kernels::simd::{dispatch, simd_level};
 use crate::kernels::softmax::{SoftReal, softmax_rows};
@@ -203,7 +203,7 @@ fn batch_norm<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
         .try_reserve_exact(c)
         .map_err(|_| gpukit_core::Error::OutOfMemory {
             requested: c.saturating_mul(std::mem::size_of::<[T::Real; 4]>()),
-            available: crate::total_memory() as usize,
+            available: crate::available_memory() as usize,
         })?;
     params.resize(c, [T::Real::ZERO; 4]);
     for (i, slot) in (2..6).enumerate() {

@@ -15,8 +15,8 @@
 //! Every call passes the ABI arguments through unchanged; no scratch.
 
 use super::linalg::{MM_THREADS, tiled_step};
-use super::{Call, Plan, grid_stride};
-use gpukit_core::{DType, Result};
+use super::{Call, Plan, PlanArg, grid_stride};
+use gpukit_core::{DType, KernelArg, Result};
 
 /// Auxiliary entries of this family: `(aux name, ABI op)`.
 pub(super) const AUX: &[(&str, &str)] = &[("conv2d_direct", "conv2d")];
@@ -114,7 +114,25 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
         "max_pool2d" => {
             // y, x, n, c, h, w, kh, kw, oh, ow, pad_t, pad_l, stride_h, stride_w, dil_h, dil_w
             let total = outputs(c, 9, [c.count(2)?, c.count(3)?, c.count(8)?, c.count(9)?])?;
-            Ok(grid_stride(c.entry(), total, c.all_args()))
+            // Window taps that lie in the padding for every output are dropped (their
+            // pad shrinks with them): a thread's loop is bounded by the image, not by a
+            // padded window, and the same real taps are folded (max_nan is
+            // order-independent), so the bits are the same.
+            let mut args = c.all_args();
+            for (len, k, out, pad, stride, dil) in [(4, 6, 8, 10, 12, 14), (5, 7, 9, 11, 13, 15)] {
+                let (skip, keep) = gpukit_core::abi::conv::pool_tap_range(
+                    c.count(len)?,
+                    c.count(k)?,
+                    c.count(pad)?,
+                    c.count(stride)?,
+                    c.count(dil)?,
+                    c.count(out)?,
+                );
+                let new_pad = c.count(pad)? - skip * c.count(dil)?;
+                args[k] = PlanArg::Arg(KernelArg::I64(keep as i64));
+                args[pad] = PlanArg::Arg(KernelArg::I64(new_pad as i64));
+            }
+            Ok(grid_stride(c.entry(), total, args))
         }
         _ => {
             // y, x, weight, bias, n, c_in, h, w, c_out, kh, kw, oh, ow, pad_t, pad_l,

@@ -25,7 +25,7 @@ use gpukit_core::numeric::{FloatElement, Real};
 use super::lanes::{LaneBody, LaneReal, Lanes, max_l};
 use super::micro::{tile, with_nv};
 use super::{BQ, Rows, Scratch, load_row};
-use crate::builtins::RawBuf;
+use crate::args::RawBuf;
 use crate::vmath::LaneMath;
 
 /// One fused task (see the module docs).

@@ -22,7 +22,7 @@ use gpukit_core::numeric::{FLOAT_DTYPES, FloatElement, Real};
 use gpukit_core::{DType, Result};
 use rayon::prelude::*;
 
-use crate::builtins::{BuiltinArgs, BuiltinFn, RawBuf};
+use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
 use crate::kernels::{arg_err, input_slice, mul, out_range};
 use lanes::{LaneReal, run_lanes};
 

@@ -11,7 +11,7 @@ use super::fused::round_up;
 use super::lanes::{LaneBody, LaneReal, Lanes};
 use super::micro::{tile, with_nv};
 use super::{BQS, Scratch, load_row};
-use crate::builtins::RawBuf;
+use crate::args::RawBuf;
 
 /// One scores task (see the module docs).
 pub(super) struct ScoresTask<'a, T: FloatElement> {

@@ -12,7 +12,7 @@ use gpukit_core::{Element, Result};
 use rayon::prelude::*;
 
 use super::{ConvArgs, Float, conv_args, for_tasks};
-use crate::builtins::{BuiltinArgs, RawBuf};
+use crate::args::{BuiltinArgs, RawBuf};
 use crate::gemm::{self, Dims, GemmReal, PackA, PackB, RowMajor, Sink};
 use crate::kernels::simd::dispatch;
 use crate::kernels::{input_slice, out_range};

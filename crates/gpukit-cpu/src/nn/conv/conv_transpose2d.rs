@@ -6,7 +6,7 @@ use gpukit_core::Result;
 use gpukit_core::numeric::Real;
 
 use super::{Float, conv_args, for_tasks};
-use crate::builtins::BuiltinArgs;
+use crate::args::BuiltinArgs;
 use crate::kernels::simd::dispatch;
 use crate::kernels::{input_slice, out_range};
 

@@ -8,7 +8,7 @@ use gpukit_core::numeric::{FloatElement, Real};
 use gpukit_core::{Element, Result};
 
 use super::Float;
-use crate::builtins::{BuiltinArgs, RawBuf};
+use crate::args::{BuiltinArgs, RawBuf};
 use crate::gemm::{self, Dims, GemmReal, RowMajor, Sink, TransB};
 use crate::kernels::{input_slice, mul, out_range};
 

@@ -15,7 +15,7 @@ use gpukit_core::numeric::FloatElement;
 use gpukit_core::{DType, Element, Result};
 use rayon::prelude::*;
 
-use crate::builtins::{BuiltinArgs, BuiltinFn, RawBuf};
+use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
 use crate::kernels::{arg_err, mul};
 
 mod conv2d;

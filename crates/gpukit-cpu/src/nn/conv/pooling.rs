@@ -6,7 +6,7 @@ use gpukit_core::Result;
 use gpukit_core::numeric::{Real, max_nan};
 
 use super::{Float, for_tasks};
-use crate::builtins::BuiltinArgs;
+use crate::args::BuiltinArgs;
 use crate::kernels::simd::dispatch;
 use crate::kernels::{arg_err, input_slice, mul, out_range};
 
@@ -48,12 +48,28 @@ pub(super) fn max_pool2d<T: Float>(args: &BuiltinArgs<'_>) -> Result<()> {
         dispatch(
             #[inline(always)]
             || {
-                for ki in 0..kh {
-                    let Some(iy) = (oy * sh + ki * dh).checked_sub(pt).filter(|&v| v < h) else {
+                // Only the taps that land in the image: rows 0 <= oy*sh + ki*dh - pt < h,
+                // and columns that some output column reaches (work bounded by the data,
+                // not by a padded window; the same taps, so the same max_nan fold).
+                let top = oy * sh;
+                let ki_lo = pt.saturating_sub(top).div_ceil(dh);
+                let ki_hi = if h + pt > top {
+                    ((h + pt - 1 - top) / dh + 1).min(kh)
+                } else {
+                    0
+                };
+                let kj_lo = pl.saturating_sub((ow - 1) * sw).div_ceil(dw);
+                let kj_hi = if w + pl > 0 {
+                    ((w + pl - 1) / dw + 1).min(kw)
+                } else {
+                    0
+                };
+                for ki in ki_lo..ki_hi {
+                    let Some(iy) = (top + ki * dh).checked_sub(pt).filter(|&v| v < h) else {
                         continue;
                     };
                     let row = &plane[iy * w..(iy + 1) * w];
-                    for kj in 0..kw {
+                    for kj in kj_lo..kj_hi {
                         // Output columns whose tap kj lands inside the row:
                         // 0 <= ox*sw + kj*dw - pl < w.
                         let off = kj * dw;

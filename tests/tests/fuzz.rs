@@ -1,0 +1,532 @@
+//! Fuzz targets (issue 15): random — and lying — arguments to every `launch_builtin`
+//! name, a sample of the ops, `Kit::load` of mutated PTX, and random `LaunchConfig`s,
+//! on `cpu` and `ptx-emu`. Each target runs as a batch in a child process under an
+//! address-space limit and a time limit ([`gpukit_tests::child`]), so an abort, a
+//! hang or a panic fails the target instead of the runner. Per case it asserts:
+//!
+//! * no panic (a panic fails the child), no abort (a signal), no hang (the time limit);
+//! * no write outside the given buffers: every buffer is a view inside a larger block
+//!   whose guard bands must keep their bytes (the emulator's memcheck checks the same
+//!   from inside);
+//! * the same verdict on both backends: both accept, or both refuse.
+//!
+//! Budget: `GPUKIT_FUZZ_CASES` cases per target (default 150, the CI budget), seeded
+//! by `GPUKIT_FUZZ_SEED` (default fixed). The long run is
+//! `GPUKIT_FUZZ_CASES=10000 cargo test --release -p gpukit-tests --test fuzz`
+//! (docs/reliability.md).
+
+use std::time::Duration;
+
+use gpukit::prelude::*;
+use gpukit_tests::child::{CHILD_MEMORY_BYTES, assert_case_passes_with};
+
+/// Cases per target unless `GPUKIT_FUZZ_CASES` says otherwise.
+const DEFAULT_CASES: u64 = 150;
+
+fn cases() -> u64 {
+    std::env::var("GPUKIT_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_CASES)
+}
+
+fn seed() -> u64 {
+    std::env::var("GPUKIT_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0x9e37_79b9_7f4a_7c15)
+}
+
+/// The parent's time limit for a batch: generous per case, so only a hang trips it.
+fn batch_limit() -> Duration {
+    Duration::from_secs(120 + cases() / 4)
+}
+
+/// Runs the child batch `case` with the fuzz budget and a small step limit for the
+/// emulator (a mutated loop must fault quickly).
+fn run_batch(case: &str) {
+    assert_case_passes_with(
+        case,
+        CHILD_MEMORY_BYTES,
+        batch_limit(),
+        &[
+            ("GPUKIT_FUZZ_CASES", cases().to_string()),
+            ("GPUKIT_FUZZ_SEED", seed().to_string()),
+            ("GPUKIT_EMU_MAX_STEPS", "2000000".to_string()),
+        ],
+    );
+}
+
+/// xorshift64*: a small deterministic generator (the cases must replay from a seed).
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next() % n }
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len() as u64) as usize]
+    }
+    /// A scalar: mostly small and plausible, sometimes a lie.
+    fn scalar(&mut self) -> i64 {
+        match self.below(10) {
+            0 => *self.pick(&[-1, i64::MIN, i64::MAX, 1 << 31, 1 << 40, (1 << 32) + 1]),
+            1 => 0,
+            2..=5 => self.below(5) as i64,
+            _ => self.below(40) as i64,
+        }
+    }
+}
+
+fn kits() -> Vec<(&'static str, Kit)> {
+    vec![
+        ("cpu", gpukit::cpu().unwrap()),
+        ("ptx-emu", gpukit::open("ptx-emu").unwrap()),
+    ]
+}
+
+const GUARD: usize = 16;
+const POISON: u8 = 0x5a;
+
+/// A buffer of `n` elements of `dtype` filled from `fill`, inside a block with
+/// [`GUARD`] poisoned elements on each side.
+struct Guarded {
+    block: Buf,
+    view: Buf,
+    dtype: DType,
+    n: usize,
+}
+
+impl Guarded {
+    fn new(k: &Kit, dtype: DType, n: usize, fill: &[u8]) -> Guarded {
+        let size = dtype.size();
+        let mut bytes = vec![POISON; (n + 2 * GUARD) * size];
+        for (i, b) in bytes[GUARD * size..(GUARD + n) * size]
+            .iter_mut()
+            .enumerate()
+        {
+            *b = fill[i % fill.len()];
+        }
+        let block = upload_bytes(k, dtype, &bytes);
+        let view = block.view(GUARD, n).unwrap();
+        Guarded {
+            block,
+            view,
+            dtype,
+            n,
+        }
+    }
+
+    /// Panics if a guard band changed (a write outside the view).
+    fn check(&self, what: &str) {
+        let size = self.dtype.size();
+        let bytes = download_bytes(&self.block);
+        let (lo, hi) = (GUARD * size, (GUARD + self.n) * size);
+        assert!(
+            bytes[..lo].iter().chain(&bytes[hi..]).all(|&b| b == POISON),
+            "{what}: a write outside a {}-element {} buffer",
+            self.n,
+            self.dtype
+        );
+    }
+}
+
+fn upload_bytes(k: &Kit, dtype: DType, bytes: &[u8]) -> Buf {
+    use gpukit::half::{bf16, f16};
+    let b = gpukit::bytemuck::cast_slice::<u8, u8>(bytes);
+    macro_rules! up {
+        ($t:ty) => {{
+            let v: Vec<$t> = b
+                .chunks_exact(std::mem::size_of::<$t>())
+                .map(gpukit::bytemuck::pod_read_unaligned)
+                .collect();
+            k.upload(&v).unwrap()
+        }};
+    }
+    match dtype {
+        DType::F32 => up!(f32),
+        DType::F64 => up!(f64),
+        DType::F16 => up!(f16),
+        DType::BF16 => up!(bf16),
+        DType::I64 => up!(i64),
+        DType::I32 => up!(i32),
+    }
+}
+
+fn download_bytes(b: &Buf) -> Vec<u8> {
+    use gpukit::half::{bf16, f16};
+    macro_rules! down {
+        ($t:ty) => {
+            gpukit::bytemuck::cast_slice(&b.download::<$t>().unwrap()).to_vec()
+        };
+    }
+    match b.dtype() {
+        DType::F32 => down!(f32),
+        DType::F64 => down!(f64),
+        DType::F16 => down!(f16),
+        DType::BF16 => down!(bf16),
+        DType::I64 => down!(i64),
+        DType::I32 => down!(i32),
+    }
+}
+
+fn verdict(r: &Result<()>) -> &'static str {
+    if r.is_ok() { "accepted" } else { "refused" }
+}
+
+// ---- every launch_builtin name -----------------------------------------------------------
+
+#[test]
+fn fuzz_builtin_launches() {
+    run_batch("batch_builtin_launches");
+}
+
+#[test]
+#[ignore = "run in a child process by fuzz_builtin_launches"]
+fn batch_builtin_launches() {
+    let kits = kits();
+    let names = gpukit::abi::all_kernel_names();
+    let mut rng = Rng::new(seed());
+    for case in 0..cases() {
+        let name = rng.pick(&names).clone();
+        let (op, d) = name.rsplit_once('_').unwrap();
+        let dtype = DType::ALL.into_iter().find(|t| t.name() == d).unwrap();
+        let sig = gpukit::abi::signature(op).unwrap();
+        let params: Vec<&str> = sig.args.split(',').map(str::trim).collect();
+        // Buffer sizes, scalars and contents, shared by both backends.
+        let sizes: Vec<usize> = params.iter().map(|_| rng.below(48) as usize).collect();
+        let scalars: Vec<i64> = params.iter().map(|_| rng.scalar()).collect();
+        let fill: Vec<u8> = (0..64).map(|_| rng.next() as u8 & 0x3f).collect();
+        let drop_arg = rng.below(20) == 0;
+        let mut verdicts = Vec::new();
+        for (kname, k) in &kits {
+            let bufs: Vec<Option<Guarded>> = params
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    p.contains("buf").then(|| {
+                        let d = if p.ends_with("buf<i64>") || op == "check_index" {
+                            DType::I64
+                        } else {
+                            dtype
+                        };
+                        Guarded::new(k, d, sizes[i], &fill)
+                    })
+                })
+                .collect();
+            let mut args: Vec<DevArg<'_>> = params
+                .iter()
+                .enumerate()
+                .map(|(i, p)| match &bufs[i] {
+                    Some(g) => DevArg::Buf(&g.view),
+                    None if p.ends_with("f64") => DevArg::F64(scalars[i] as f64 * 0.25),
+                    None => DevArg::I64(scalars[i]),
+                })
+                .collect();
+            if drop_arg {
+                args.pop();
+            }
+            let r = k.launch_builtin(&name, LaunchConfig::for_elements(1, 1).unwrap(), &args);
+            let what =
+                format!("case {case}: {name} on {kname}, sizes {sizes:?}, scalars {scalars:?}");
+            for g in bufs.iter().flatten() {
+                g.check(&what);
+            }
+            verdicts.push((verdict(&r), format!("{r:?}")));
+        }
+        // Ops that index with the contents of device buffers (dims, strides,
+        // indices) are checked by each backend while it runs: the CPU refuses a lying
+        // content up front, the emulator's memcheck stops an access outside the
+        // buffers. Both stay inside the buffers (checked above); their verdicts may
+        // differ (docs/reliability.md, known limits).
+        let content_indexed = op.ends_with("_bc")
+            || [
+                "strided_copy",
+                "gather",
+                "scatter",
+                "check_index",
+                "eos_gather",
+            ]
+            .contains(&op);
+        assert!(
+            content_indexed || verdicts.windows(2).all(|w| w[0].0 == w[1].0),
+            "case {case}: {name}, sizes {sizes:?}, scalars {scalars:?}: {verdicts:?}"
+        );
+    }
+}
+
+// ---- a sample of the ops -----------------------------------------------------------------
+
+#[test]
+fn fuzz_ops() {
+    run_batch("batch_ops");
+}
+
+#[test]
+#[ignore = "run in a child process by fuzz_ops"]
+fn batch_ops() {
+    let kits = kits();
+    let mut rng = Rng::new(seed() ^ 0x0b5);
+    for case in 0..cases() {
+        let op = rng.below(6);
+        let dtype = *rng.pick(&[DType::F32, DType::F16, DType::F64]);
+        let dims: Vec<usize> = (0..8)
+            .map(|_| match rng.below(8) {
+                0 => *rng.pick(&[0usize, 1 << 31, usize::MAX / 2]),
+                _ => rng.below(9) as usize,
+            })
+            .collect();
+        let lens: Vec<usize> = (0..3).map(|_| rng.below(64) as usize).collect();
+        let fill: Vec<u8> = (0..64).map(|_| rng.next() as u8 & 0x3f).collect();
+        let mut verdicts = Vec::new();
+        for (kname, k) in &kits {
+            let g: Vec<Guarded> = lens
+                .iter()
+                .map(|&n| Guarded::new(k, dtype, n, &fill))
+                .collect();
+            let (o, a, b) = (&g[0].view, &g[1].view, &g[2].view);
+            let r = match op {
+                0 => gpukit::ops::add(k, o, a, b),
+                1 => gpukit::ops::unary(k, gpukit::ops::UnaryOp::Exp, o, a),
+                2 => gpukit::ops::sum(k, o, a),
+                3 => gpukit::ops::softmax_rows(k, o, a, dims[0], dims[1]),
+                4 => gpukit::ops::matmul(k, o, a, b, dims[0], dims[1], dims[2]),
+                _ => {
+                    let p = gpukit::abi::conv::MaxPool2dParams {
+                        n: dims[0],
+                        c: dims[1],
+                        h: dims[2],
+                        w: dims[3],
+                        kh: dims[4],
+                        kw: dims[5],
+                        pads: [dims[6], dims[7], dims[6], dims[7]],
+                        strides: [1 + dims[0] % 3, 1 + dims[1] % 3],
+                        dilations: [1 + dims[2] % 2, 1],
+                    };
+                    gpukit::ops::max_pool2d(k, o, a, &p)
+                }
+            };
+            let what =
+                format!("case {case}: op {op} on {kname}, {dtype}, dims {dims:?}, lens {lens:?}");
+            for x in &g {
+                x.check(&what);
+            }
+            verdicts.push((verdict(&r), format!("{r:?}")));
+        }
+        assert!(
+            verdicts.windows(2).all(|w| w[0].0 == w[1].0),
+            "case {case}: op {op}, {dtype}, dims {dims:?}, lens {lens:?}: {verdicts:?}"
+        );
+    }
+}
+
+// ---- Kit::load of mutated PTX, and random launch configurations ---------------------------
+
+/// `out[i] = v` for `i < n` (`out: *f32, v: f32, n: u64`), PTX and CPU body.
+const FILL_PTX: &str = r#".version 7.0
+.target sm_70
+.address_size 64
+.visible .entry gk_f_fill(
+    .param .u64 p_out,
+    .param .f32 p_v,
+    .param .u64 p_n
+)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<5>;
+    .reg .f32 %f<2>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [p_out];
+    ld.param.f32 %f1, [p_v];
+    ld.param.u64 %rd2, [p_n];
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %ntid.x;
+    mov.u32 %r3, %tid.x;
+    mad.lo.s32 %r4, %r1, %r2, %r3;
+    cvt.u64.u32 %rd3, %r4;
+    setp.ge.u64 %p1, %rd3, %rd2;
+    @%p1 bra DONE;
+    cvta.to.global.u64 %rd4, %rd1;
+    shl.b64 %rd5, %rd3, 2;
+    add.s64 %rd6, %rd4, %rd5;
+    st.global.f32 [%rd6], %f1;
+DONE:
+    ret;
+}
+"#;
+
+fn fill_def(ptx: String) -> KernelDef {
+    KernelDef::new("gk_f_fill").ptx(ptx).cpu(|blk| {
+        let (out, v, n) = (blk.buf::<f32>(0)?, blk.f32(1)?, blk.i64(2)?);
+        for i in blk.thread_range(usize::try_from(n).unwrap_or(0)) {
+            out.set(i, v);
+        }
+        Ok(())
+    })
+}
+
+#[test]
+fn fuzz_load_mutated_ptx() {
+    run_batch("batch_load_mutated_ptx");
+}
+
+#[test]
+#[ignore = "run in a child process by fuzz_load_mutated_ptx"]
+fn batch_load_mutated_ptx() {
+    // Mutations of the fill kernel and of the shipped modules' text: loading must give
+    // a kernel or an error, never a panic or an abort; a loaded mutant must launch or
+    // fail cleanly, inside its buffer, within the step limit.
+    let emu = gpukit::open("ptx-emu").unwrap();
+    let mut rng = Rng::new(seed() ^ 0x1d);
+    let tokens = [
+        "",
+        " ",
+        "\n",
+        "{",
+        "}",
+        ";",
+        ",",
+        "[",
+        "]",
+        "%rd1",
+        "%r9",
+        ".u64",
+        ".b8",
+        "bra DONE",
+        "bra.uni $L",
+        "9999999999999",
+        "-1",
+        ".global .b8 g[268435456];",
+        "ret;",
+        ".entry",
+        "ld.global.f32 %f1, [%rd1+1048576];",
+        "st.global.u64 [0], %rd1;",
+        "bar.sync 0;",
+        "DONE:",
+        "@%p1",
+        ".shared .b8 s[1000000];",
+    ];
+    for case in 0..cases() {
+        let base = if rng.below(4) == 0 {
+            gpukit_cuda_module(&mut rng)
+        } else {
+            FILL_PTX.to_string()
+        };
+        let mut text = base.into_bytes();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(text.len() as u64 + 1) as usize;
+            match rng.below(3) {
+                0 if !text.is_empty() => {
+                    let end = (at + rng.below(12) as usize).min(text.len());
+                    text.drain(at.min(end)..end);
+                }
+                1 => {
+                    let t = rng.pick(&tokens).as_bytes().to_vec();
+                    text.splice(at..at, t);
+                }
+                _ if !text.is_empty() => {
+                    let i = at.min(text.len() - 1);
+                    let alphabet = b" .%;{}[]0123456789abcxyz\n";
+                    text[i] = alphabet[rng.below(alphabet.len() as u64) as usize];
+                }
+                _ => {}
+            }
+        }
+        let ptx = String::from_utf8_lossy(&text).into_owned();
+        let def = fill_def(ptx);
+        if let Ok(_k) = emu.load(&def) {
+            let g = Guarded::new(&emu, DType::F32, 8, &[0]);
+            let n = rng.below(12) as i64;
+            let cfg = LaunchConfig::for_elements(16, 8).unwrap();
+            let _ = emu.launch(
+                &def,
+                cfg,
+                &[DevArg::Buf(&g.view), DevArg::F32(1.0), DevArg::I64(n)],
+            );
+            g.check(&format!("case {case}: a mutant launch"));
+        }
+    }
+}
+
+/// The text of one shipped PTX module (through a built-in of each family's name).
+fn gpukit_cuda_module(rng: &mut Rng) -> String {
+    let modules = gpukit_tests_modules();
+    rng.pick(&modules).to_string()
+}
+
+fn gpukit_tests_modules() -> Vec<&'static str> {
+    gpukit_cuda::ptx::MODULES.iter().map(|(_, t)| *t).collect()
+}
+
+#[test]
+fn fuzz_launch_configs() {
+    run_batch("batch_launch_configs");
+}
+
+#[test]
+#[ignore = "run in a child process by fuzz_launch_configs"]
+fn batch_launch_configs() {
+    let kits = kits();
+    let mut rng = Rng::new(seed() ^ 0xc0f);
+    let extents = [
+        0u32,
+        1,
+        2,
+        3,
+        32,
+        64,
+        65,
+        1024,
+        1025,
+        65_535,
+        65_536,
+        u32::MAX,
+    ];
+    for case in 0..cases() {
+        let mut e = || -> u32 {
+            if rng.below(3) == 0 {
+                *rng.pick(&extents)
+            } else {
+                1 + rng.below(8) as u32
+            }
+        };
+        let grid = Dim3::new(e(), e(), e());
+        let block = Dim3::new(e(), e(), e());
+        let shared = *rng.pick(&[0usize, 1, 4096, 48 * 1024, 48 * 1024 + 1, usize::MAX]);
+        let cfg = LaunchConfig {
+            grid,
+            block,
+            shared_bytes: shared,
+        };
+        // Keep the accepted launches small: a valid huge grid is a long run, not a bug.
+        if cfg.validate("k").is_ok() && grid.volume() * block.volume() > 1 << 16 {
+            continue;
+        }
+        let n = rng.below(40) as i64;
+        let mut verdicts = Vec::new();
+        for (kname, k) in &kits {
+            let g = Guarded::new(k, DType::F32, 32, &[0]);
+            let def = fill_def(FILL_PTX.to_string());
+            let r = k.launch(
+                &def,
+                cfg,
+                &[DevArg::Buf(&g.view), DevArg::F32(2.0), DevArg::I64(n)],
+            );
+            g.check(&format!("case {case}: {cfg:?} on {kname}"));
+            verdicts.push((verdict(&r), format!("{r:?}")));
+        }
+        assert!(
+            verdicts.windows(2).all(|w| w[0].0 == w[1].0),
+            "case {case}: {cfg:?}, n {n}: {verdicts:?}"
+        );
+    }
+}
