@@ -212,11 +212,12 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
         "bmm" => {
             let (batch, m, k, n, asb, bsb) = (s[3], s[4], s[5], s[6], s[7], s[8]);
             c.need_prod(0, &[batch, m, n])?;
+            // Each operand's size must fit even when the batch is empty (the CPU
+            // kernel sizes its operands first: the same verdict on every backend).
+            let (a_each, b_each) = (c.prod(1, &[m, k])?, c.prod(2, &[k, n])?);
             if batch > 0 {
                 // Batch i reads [i*stride, i*stride + m*k): the last batch reaches furthest.
-                for (i, each, stride) in
-                    [(1, c.prod(1, &[m, k])?, asb), (2, c.prod(2, &[k, n])?, bsb)]
-                {
+                for (i, each, stride) in [(1, a_each, asb), (2, b_each, bsb)] {
                     if each > 0 {
                         let end = c.prod(i, &[batch - 1, stride])?.checked_add(each);
                         match end {
@@ -368,6 +369,20 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             let (planes, ih, iw, oh, ow) = (s[2], s[3], s[4], s[5], s[6]);
             c.need_prod(0, &[planes, oh, ow])?;
             c.need_prod(1, &[planes, ih, iw])?;
+            if planes > 0 && oh > 0 && ow > 0 && (ih == 0 || iw == 0) {
+                return c.err(3, "an empty input cannot fill a non-empty output".into());
+            }
+            // The kernels' source-coordinate arithmetic (products up to (2*out + 1)*in)
+            // is exact below 2^53: refused alike on every backend beyond it.
+            for (idx, i, o) in [(5, ih, oh), (6, iw, ow)] {
+                let big = o
+                    .checked_mul(2)
+                    .and_then(|v| v.checked_add(1))
+                    .and_then(|v| v.checked_mul(i.max(1)));
+                if !matches!(big, Some(v) if v < 1 << 53) {
+                    return c.err(idx, "tap arithmetic beyond 2^53".into());
+                }
+            }
         }
         "eos_gather" => {
             let (batch, seq, d) = (s[3], s[4], s[5]);
@@ -435,6 +450,57 @@ mod tests {
             assert!(!k.is_empty(), "{}", sig.op);
             assert!(k.iter().all(|(n, _)| !n.is_empty()), "{}", sig.op);
         }
+    }
+
+    #[test]
+    fn bmm_operand_sizes_must_fit_even_for_an_empty_batch() {
+        // The long fuzz run's case: batch 0, k * n beyond i64.
+        let h = DType::F16;
+        let i = KernelArg::I64;
+        let args = [
+            buf(40, h),
+            buf(41, h),
+            buf(11, h),
+            i(0),
+            i(1),
+            i(6),
+            i(i64::MAX),
+            i(13),
+            i(4294967297),
+        ];
+        let e = check_args("bmm_f16", &args).unwrap_err();
+        assert!(matches!(e, Error::Argument { index: 2, .. }), "{e}");
+    }
+
+    #[test]
+    fn resize_limits_are_checked_before_any_backend() {
+        let b = DType::BF16;
+        let i = KernelArg::I64;
+        // out, x, planes, in_h, in_w, out_h, out_w.
+        let ok = [buf(256, b), buf(64, b), i(1), i(8), i(8), i(16), i(16)];
+        assert!(check_args("resize_nearest_bf16", &ok).is_ok());
+        // The long fuzz run's case (the CPU kernel refused it, the emulator ran it):
+        // out_h = i64::MAX with an empty output.
+        let huge = [buf(29, b), buf(36, b), i(0), i(0), i(19), i(i64::MAX), i(0)];
+        let e = check_args("resize_nearest_bf16", &huge).unwrap_err();
+        assert!(matches!(e, Error::Argument { index: 5, .. }), "{e}");
+        // (2*out + 1) * in reaching 2^53 (planes = 0: no buffer needed).
+        let wide = [
+            buf(0, b),
+            buf(0, b),
+            i(0),
+            i(1),
+            i(1 << 41),
+            i(1),
+            i(1 << 12),
+            i(0),
+        ];
+        let e = check_args("resize_bilinear_bf16", &wide).unwrap_err();
+        assert!(matches!(e, Error::Argument { index: 6, .. }), "{e}");
+        // An empty input for a non-empty output.
+        let empty = [buf(16, b), buf(0, b), i(1), i(0), i(8), i(4), i(4)];
+        let e = check_args("resize_nearest_bf16", &empty).unwrap_err();
+        assert!(matches!(e, Error::Argument { index: 3, .. }), "{e}");
     }
 
     #[test]
