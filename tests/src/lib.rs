@@ -451,3 +451,4 @@ mod tests {
 }
 
 pub mod child;
+pub mod fill;

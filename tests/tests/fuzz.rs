@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use gpukit::prelude::*;
 use gpukit_tests::child::{CHILD_MEMORY_BYTES, assert_case_passes_with};
+use gpukit_tests::fill::{FILL_PTX, cpu_and_emu as kits, fill_def};
 
 /// Cases per target unless `GPUKIT_FUZZ_CASES` says otherwise.
 const DEFAULT_CASES: u64 = 150;
@@ -85,13 +86,6 @@ impl Rng {
             _ => self.below(40) as i64,
         }
     }
-}
-
-fn kits() -> Vec<(&'static str, Kit)> {
-    vec![
-        ("cpu", gpukit::cpu().unwrap()),
-        ("ptx-emu", gpukit::open("ptx-emu").unwrap()),
-    ]
 }
 
 const GUARD: usize = 16;
@@ -331,49 +325,6 @@ fn batch_ops() {
 
 // ---- Kit::load of mutated PTX, and random launch configurations ---------------------------
 
-/// `out[i] = v` for `i < n` (`out: *f32, v: f32, n: u64`), PTX and CPU body.
-const FILL_PTX: &str = r#".version 7.0
-.target sm_70
-.address_size 64
-.visible .entry gk_f_fill(
-    .param .u64 p_out,
-    .param .f32 p_v,
-    .param .u64 p_n
-)
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<5>;
-    .reg .f32 %f<2>;
-    .reg .b64 %rd<8>;
-    ld.param.u64 %rd1, [p_out];
-    ld.param.f32 %f1, [p_v];
-    ld.param.u64 %rd2, [p_n];
-    mov.u32 %r1, %ctaid.x;
-    mov.u32 %r2, %ntid.x;
-    mov.u32 %r3, %tid.x;
-    mad.lo.s32 %r4, %r1, %r2, %r3;
-    cvt.u64.u32 %rd3, %r4;
-    setp.ge.u64 %p1, %rd3, %rd2;
-    @%p1 bra DONE;
-    cvta.to.global.u64 %rd4, %rd1;
-    shl.b64 %rd5, %rd3, 2;
-    add.s64 %rd6, %rd4, %rd5;
-    st.global.f32 [%rd6], %f1;
-DONE:
-    ret;
-}
-"#;
-
-fn fill_def(ptx: String) -> KernelDef {
-    KernelDef::new("gk_f_fill").ptx(ptx).cpu(|blk| {
-        let (out, v, n) = (blk.buf::<f32>(0)?, blk.f32(1)?, blk.i64(2)?);
-        for i in blk.thread_range(usize::try_from(n).unwrap_or(0)) {
-            out.set(i, v);
-        }
-        Ok(())
-    })
-}
-
 #[test]
 fn fuzz_load_mutated_ptx() {
     run_batch("batch_load_mutated_ptx");
@@ -515,7 +466,7 @@ fn batch_launch_configs() {
         let mut verdicts = Vec::new();
         for (kname, k) in &kits {
             let g = Guarded::new(k, DType::F32, 32, &[0]);
-            let def = fill_def(FILL_PTX.to_string());
+            let def = fill_def(FILL_PTX);
             let r = k.launch(
                 &def,
                 cfg,

@@ -4,58 +4,11 @@
 //! `.entry` — and [`Error::KernelFault`] only for what a kernel does while running.
 
 use gpukit::prelude::*;
+use gpukit_tests::fill::{FILL_NAME, FILL_PTX, cpu_and_emu as kits, fill_def};
 
-/// `out[i] = v` for `i < n`: arguments `out: *f32, v: f32, n: u64`, as hand-written PTX
-/// and as the equivalent CPU body.
-const FILL_PTX: &str = r#"
-.version 7.0
-.target sm_70
-.address_size 64
-
-.visible .entry gk_t_fill(
-    .param .u64 p_out,
-    .param .f32 p_v,
-    .param .u64 p_n
-)
-{
-    .reg .pred %p<2>;
-    .reg .b32 %r<5>;
-    .reg .f32 %f<2>;
-    .reg .b64 %rd<8>;
-    ld.param.u64 %rd1, [p_out];
-    ld.param.f32 %f1, [p_v];
-    ld.param.u64 %rd2, [p_n];
-    mov.u32 %r1, %ctaid.x;
-    mov.u32 %r2, %ntid.x;
-    mov.u32 %r3, %tid.x;
-    mad.lo.s32 %r4, %r1, %r2, %r3;
-    cvt.u64.u32 %rd3, %r4;
-    setp.ge.u64 %p1, %rd3, %rd2;
-    @%p1 bra DONE;
-    cvta.to.global.u64 %rd4, %rd1;
-    shl.b64 %rd5, %rd3, 2;
-    add.s64 %rd6, %rd4, %rd5;
-    st.global.f32 [%rd6], %f1;
-DONE:
-    ret;
-}
-"#;
-
+/// The fill kernel (see [`gpukit_tests::fill`]).
 fn fill() -> KernelDef {
-    KernelDef::new("gk_t_fill").ptx(FILL_PTX).cpu(|blk| {
-        let (out, v, n) = (blk.buf::<f32>(0)?, blk.f32(1)?, blk.i64(2)?);
-        for i in blk.thread_range(usize::try_from(n).unwrap_or(0)) {
-            out.set(i, v);
-        }
-        Ok(())
-    })
-}
-
-fn kits() -> Vec<(&'static str, Kit)> {
-    vec![
-        ("cpu", gpukit::cpu().unwrap()),
-        ("ptx-emu", gpukit::open("ptx-emu").unwrap()),
-    ]
+    fill_def(FILL_PTX)
 }
 
 /// The error variant's name, for comparing verdicts across backends.
@@ -155,7 +108,7 @@ fn the_same_bad_launch_is_the_same_error_on_every_backend() {
             let r = k.launch(&fill(), cfg, &args);
             assert_eq!(verdict(&r), want, "{what} on {name}: {r:?}");
             if let Err(Error::Launch { kernel, .. } | Error::Argument { kernel, .. }) = &r {
-                assert_eq!(kernel, "gk_t_fill", "{what} on {name}");
+                assert_eq!(kernel, FILL_NAME, "{what} on {name}");
             }
             // A refused launch leaves the buffer untouched (errors before side effects).
             if want != "ok" && want != "KernelFault" {
