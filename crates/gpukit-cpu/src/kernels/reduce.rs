@@ -54,15 +54,9 @@ impl CpuFloat for f16 {
     }
 }
 impl CpuFloat for bf16 {
+    // `load_slice`: the default, whose `load` (gpukit_core::halfconv) is branch-free.
     fn as_real(_: &[bf16]) -> Option<&[f32]> {
         None
-    }
-    #[inline(always)]
-    fn load_slice(x: &[bf16], out: &mut [f32]) {
-        for (o, &v) in out.iter_mut().zip(x) {
-            // bf16 -> f32 is exact: the bits shifted up.
-            *o = f32::from_bits((v.to_bits() as u32) << 16);
-        }
     }
 }
 
