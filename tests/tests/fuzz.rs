@@ -1,5 +1,7 @@
 //! Fuzz targets (issue 15): random — and lying — arguments to every `launch_builtin`
-//! name, a sample of the ops, `Kit::load` of mutated PTX, and random `LaunchConfig`s,
+//! name, a sample of the ops, `Kit::load` of mutated PTX and of mutated CUDA C (NVRTC
+//! then the emulator; skipped, said on stderr, where NVRTC is missing), and random
+//! `LaunchConfig`s,
 //! on `cpu` and `ptx-emu`. Each target runs as a batch in a child process under an
 //! address-space limit and a time limit ([`gpukit_tests::child`]), so an abort, a
 //! hang or a panic fails the target instead of the runner. Per case it asserts:
@@ -19,7 +21,7 @@ use std::time::Duration;
 
 use gpukit::prelude::*;
 use gpukit_tests::child::{CHILD_MEMORY_BYTES, assert_case_passes_with};
-use gpukit_tests::fill::{FILL_PTX, cpu_and_emu as kits, fill_def};
+use gpukit_tests::fill::{FILL_NAME, FILL_PTX, cpu_and_emu as kits, fill_def};
 
 /// Cases per target unless `GPUKIT_FUZZ_CASES` says otherwise.
 const DEFAULT_CASES: u64 = 150;
@@ -480,4 +482,155 @@ fn batch_launch_configs() {
             "case {case}: {cfg:?}, n {n}: {verdicts:?}"
         );
     }
+}
+
+// ---- Kit::load of mutated CUDA C ------------------------------------------------------------
+
+/// The fill kernel as CUDA C (the same entry, arguments and effect as [`FILL_PTX`]).
+const FILL_CUDA: &str = r#"extern "C" __global__ void gk_fill(float* out, float v, unsigned long long n) {
+    unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i] = v;
+    }
+}
+"#;
+
+#[test]
+fn fuzz_load_mutated_cuda_c() {
+    if !gpukit::cuda_compiler_available() {
+        // Said past the capture, like every skip: a missing compiler is never a silent pass.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "fuzz: skipped: Kit::load of mutated CUDA C: NVRTC (libnvrtc.so.12) or the CUDA \
+             headers not found (kernels-cuda/toolchain.sh installs them)"
+        );
+        return;
+    }
+    run_batch("batch_load_mutated_cuda_c");
+}
+
+#[test]
+#[ignore = "run in a child process by fuzz_load_mutated_cuda_c"]
+fn batch_load_mutated_cuda_c() {
+    // Mutations of a CUDA C kernel, compiled by NVRTC and loaded on the emulator:
+    // loading gives a kernel or an error (a compile error with NVRTC's log, a missing
+    // entry), never a panic or an abort; a loaded mutant launches or fails cleanly,
+    // inside its buffer, within the step limit.
+    let emu = gpukit::open("ptx-emu").unwrap();
+    let mut rng = Rng::new(seed() ^ 0xc0da);
+    let tokens = [
+        "",
+        " ",
+        "\n",
+        "{",
+        "}",
+        ";",
+        "(",
+        ")",
+        "*",
+        "out",
+        "n",
+        "i",
+        "+ 1048576",
+        "- 1",
+        "for (;;) {}",
+        "while (i < n) { out[i] = v; }",
+        "out[i + 64] = v;",
+        "__shared__ float s[1 << 20];",
+        "__syncthreads();",
+        "return;",
+        "#include <nope.h>\n",
+        "#define out n\n",
+        "__device__ float g[1 << 26];",
+        "asm(\"trap;\");",
+        "printf(\"x\");",
+        "double",
+        "__half",
+        "extern \"C\"",
+        "__global__",
+        "18446744073709551615ull",
+    ];
+    let budget = cases();
+    let (mut loaded, mut refused) = (0u64, 0u64);
+    for case in 0..budget {
+        let src = if rng.below(2) == 0 {
+            // Whole statements that compile, spliced in at the start of a body line: the
+            // mutants that load, so the launch path meets hostile kernels too.
+            let statements = [
+                "for (;;) {}",
+                "while (i < n) { out[i] = v; }",
+                "out[i + 64] = v;",
+                "out[i - 1000000] = v;",
+                "if (i == 0) { out[n] = v; }",
+                "__syncthreads();",
+                "if (threadIdx.x == 3) { __syncthreads(); }",
+                "return;",
+                "asm(\"trap;\");",
+                "n = n * 2;",
+                "i = i * 3;",
+                "v = v / 0.0f;",
+                "out += 1000000;",
+                "out = (float*)0;",
+                "__shared__ float s[64]; s[threadIdx.x] = v; out[i] = s[threadIdx.x ^ 1];",
+                "__shared__ float t[16]; t[threadIdx.x + 16] = v;",
+                "atomicAdd(out, v);",
+            ];
+            let mut lines: Vec<String> = FILL_CUDA.lines().map(str::to_string).collect();
+            for _ in 0..1 + rng.below(2) {
+                let at = 1 + rng.below(lines.len() as u64 - 2) as usize;
+                lines.insert(at, format!("    {}", rng.pick(&statements)));
+            }
+            lines.join("\n")
+        } else {
+            let mut text = FILL_CUDA.as_bytes().to_vec();
+            for _ in 0..1 + rng.below(3) {
+                let at = rng.below(text.len() as u64 + 1) as usize;
+                match rng.below(3) {
+                    0 if !text.is_empty() => {
+                        let end = (at + rng.below(10) as usize).min(text.len());
+                        text.drain(at.min(end)..end);
+                    }
+                    1 => {
+                        let t = rng.pick(&tokens).as_bytes().to_vec();
+                        text.splice(at..at, t);
+                    }
+                    _ if !text.is_empty() => {
+                        let i = at.min(text.len() - 1);
+                        let alphabet = b" ;{}()[]*+-<>=0123456789invoutx\n\"\\";
+                        text[i] = alphabet[rng.below(alphabet.len() as u64) as usize];
+                    }
+                    _ => {}
+                }
+            }
+            String::from_utf8_lossy(&text).into_owned()
+        };
+        let def = KernelDef::new(FILL_NAME).cuda(src.clone());
+        match emu.load(&def) {
+            Ok(_k) => {
+                let g = Guarded::new(&emu, DType::F32, 8, &[0]);
+                let n = rng.below(12) as i64;
+                let cfg = LaunchConfig::for_elements(16, 8).unwrap();
+                let _ = emu.launch(
+                    &def,
+                    cfg,
+                    &[DevArg::Buf(&g.view), DevArg::F32(1.0), DevArg::I64(n)],
+                );
+                g.check(&format!("case {case}: a CUDA C mutant's launch:\n{src}"));
+                loaded += 1;
+            }
+            Err(e) => {
+                refused += 1;
+                // A refusal names what was wrong.
+                let msg = e.to_string();
+                assert!(!msg.is_empty(), "case {case}: an empty error");
+            }
+        }
+    }
+    eprintln!("mutated CUDA C: {loaded} loaded, {refused} refused");
+    // The mutations must leave some kernels that compile, or the launch path is untested.
+    assert!(
+        budget < 20 || loaded > 0,
+        "no mutant compiled in {budget} cases"
+    );
 }

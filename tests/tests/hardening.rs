@@ -229,6 +229,33 @@ risky!(
     }
 );
 
+// ---- 15.4: scratch bounded by the data -------------------------------------------------
+
+risky!(
+    a_long_thin_matmul_needs_no_scratch_proportional_to_k,
+    case_long_thin_matmul,
+    CHILD_MEMORY_BYTES,
+    120,
+    {
+        // m = n = 1, k = 2^24 on the CPU: the GEMM engine used to pack B for all of k in
+        // 32-column panels (2 GiB for 64 MiB of B, an abort under the limit). A single
+        // row block now packs B one k-block at a time. The chain of 2^24 fmas of 1·1
+        // from +0.0 is exact: 2^24.
+        let k = gpukit::cpu().unwrap();
+        let len = 1usize << 24;
+        let a = k.upload(&vec![1.0f32; len]).unwrap();
+        let b = k.upload(&vec![1.0f32; len]).unwrap();
+        let c = k.upload(&[0.0f32]).unwrap();
+        gpukit::ops::matmul(&k, &c, &a, &b, 1, len, 1).unwrap();
+        assert_eq!(c.download::<f32>().unwrap(), vec![16_777_216.0]);
+        // Three columns: each is its own chain of the same sum.
+        let b3 = k.upload(&vec![1.0f32; 3 * (len / 4)]).unwrap();
+        let c3 = k.upload(&[0.0f32; 12]).unwrap();
+        gpukit::ops::matmul(&k, &c3, &a, &b3, 4, len / 4, 3).unwrap();
+        assert_eq!(c3.download::<f32>().unwrap(), vec![4_194_304.0; 3 * 4]);
+    }
+);
+
 // ---- 15.7: the emulator neither aborts nor hangs ---------------------------------------
 
 /// PTX declaring `count` global arrays of 256 MiB each, and a trivial entry.

@@ -25,6 +25,9 @@ mod pack;
 mod scratch;
 
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use gpukit_core::{Error, Result};
 
 use rayon::prelude::*;
 
@@ -161,16 +164,44 @@ fn blocking(mr: usize, nr: usize, size: usize, m: usize, k: usize, n: usize) -> 
     Blocking { kc, mc, nc }
 }
 
+/// Scratch needs above this are checked against the host's available memory first.
+const SCRATCH_CHECK_BYTES: usize = 64 << 20;
+
 /// Products with fewer multiply-adds than this run on the calling thread.
 const SERIAL_FMAS: usize = 1 << 18;
 
 /// Runs the product `C = A · B` of `d` into `out`.
-pub(crate) fn run<R: GemmReal>(d: Dims, a: &impl PackA<R>, b: &impl PackB<R>, out: &impl Sink<R>) {
+///
+/// Errors: [`Error::OutOfMemory`] when the packing scratch cannot be had (checked
+/// against the host's available memory before anything is written; an allocation
+/// that still fails mid-way also ends in the error, with `out` partly written).
+pub(crate) fn run<R: GemmReal>(
+    d: Dims,
+    a: &impl PackA<R>,
+    b: &impl PackB<R>,
+    out: &impl Sink<R>,
+) -> Result<()> {
     if d.batch == 0 || d.m == 0 || d.n == 0 {
-        return;
+        return Ok(());
     }
     let kern = R::kernel(simd_level(), d.m);
     let bl = blocking(kern.mr, kern.nr, std::mem::size_of::<R>(), d.m, d.k, d.n);
+    // The scratch one task holds at most: B packed for all of k over one column block,
+    // A for one row block and k-block, the row block's partial sums and a row panel.
+    let ldc = bl.nc.min(d.n.div_ceil(kern.nr) * kern.nr);
+    let per_task = [
+        if d.m <= bl.mc {
+            bl.kc.min(d.k).checked_mul(ldc)
+        } else {
+            d.k.checked_mul(ldc)
+        },
+        bl.mc.checked_mul(bl.kc.min(d.k)),
+        bl.mc.div_ceil(kern.mr).checked_mul(kern.mr * ldc),
+        Some(kern.mr * ldc),
+    ]
+    .into_iter()
+    .try_fold(0usize, |acc, x| acc.checked_add(x?))
+    .and_then(|v| v.checked_mul(std::mem::size_of::<R>()));
     let fmas = d
         .batch
         .saturating_mul(d.m)
@@ -181,6 +212,18 @@ pub(crate) fn run<R: GemmReal>(d: Dims, a: &impl PackA<R>, b: &impl PackB<R>, ou
     } else {
         rayon::current_num_threads().max(1)
     };
+    let oom = |requested: usize| Error::OutOfMemory {
+        requested,
+        available: usize::try_from(crate::available_memory()).unwrap_or(usize::MAX),
+    };
+    let need = per_task
+        .and_then(|b| b.checked_mul(threads))
+        .ok_or_else(|| oom(usize::MAX))?;
+    // Reading the host's memory figures costs a few microseconds: only for big scratch
+    // (a small one is most often already held by the threads' slots).
+    if need > SCRATCH_CHECK_BYTES && need as u64 > crate::available_memory() {
+        return Err(oom(need));
+    }
     let e = Engine {
         d,
         kern,
@@ -188,6 +231,7 @@ pub(crate) fn run<R: GemmReal>(d: Dims, a: &impl PackA<R>, b: &impl PackB<R>, ou
         a,
         b,
         out,
+        failed: AtomicBool::new(false),
     };
     let (mp, np) = (d.m.div_ceil(kern.mr), d.n.div_ceil(kern.nr));
     if threads == 1 {
@@ -220,6 +264,10 @@ pub(crate) fn run<R: GemmReal>(d: Dims, a: &impl PackA<R>, b: &impl PackB<R>, ou
             });
         }
     }
+    if e.failed.load(Ordering::Relaxed) {
+        return Err(oom(need));
+    }
+    Ok(())
 }
 
 /// One product's operands, tile and blocking.
@@ -230,9 +278,20 @@ struct Engine<'a, R, A, B, S> {
     a: &'a A,
     b: &'a B,
     out: &'a S,
+    /// Set when a task could not get its scratch (it then stops; `run` errs).
+    failed: AtomicBool,
 }
 
 impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
+    /// `len` scratch values, or `None` (and the engine marked failed).
+    fn scratch(&self, len: usize) -> Option<Scratch<R>> {
+        let s = Scratch::try_new(len);
+        if s.is_none() {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        s
+    }
+
     /// Packs B's columns `c0..c0+cols` for all of `k` into `dst` (k-block `t0` at
     /// `t0 * ldb`, `ldb = cols` rounded up to panels).
     #[inline(always)]
@@ -255,26 +314,39 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
         }
     }
 
-    /// Rows `r0..r1` of the column block `c0..c0+cols` whose B is packed in `bp`.
+    /// Rows `r0..r1` of the column block `c0..c0+cols` whose B is packed for all of k
+    /// in `bp`, or, with `None` (a single row block, so B is used once), packed here
+    /// one k-block at a time: the scratch is then bounded by the blocking, not by k.
     #[inline(always)]
     fn row_blocks(
         &self,
         bi: usize,
         (r0, r1): (usize, usize),
         (c0, cols): (usize, usize),
-        bp: &[R],
+        bp: Option<&[R]>,
     ) {
         let (k, kc, mc) = (self.d.k, self.bl.kc, self.bl.mc);
         let (mr, nr) = (self.kern.mr, self.kern.nr);
         let np = cols.div_ceil(nr);
         let ldc = np * nr;
         let zero = R::ZERO;
-        let mut ap = Scratch::<R>::new(mc * kc.min(k));
         // Partial sums, tile-major: tile (ir, jr) is the mr × nr block at
         // (jr*mp + ir)*mr*nr, so consecutive kernel calls touch consecutive memory.
         let mpmax = mc.min(r1 - r0).div_ceil(mr);
-        let mut cbuf = Scratch::<R>::new(mpmax * mr * ldc);
-        let mut rowbuf = Scratch::<R>::new(mr * ldc);
+        let (Some(mut ap), Some(mut cbuf), Some(mut rowbuf)) = (
+            self.scratch(mc * kc.min(k)),
+            self.scratch(mpmax * mr * ldc),
+            self.scratch(mr * ldc),
+        ) else {
+            return;
+        };
+        let mut bk = None;
+        if bp.is_none() {
+            match self.scratch(kc.min(k) * ldc) {
+                Some(b) => bk = Some(b),
+                None => return,
+            }
+        }
         let mut ic = r0;
         while ic < r1 {
             let mcb = mc.min(r1 - ic);
@@ -287,7 +359,16 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
                 let kcb = kc.min(k - t0);
                 self.a
                     .pack_a(bi, ic, mcb, t0, kcb, mr, &mut ap[..mp * mr * kcb]);
-                let bblock = &bp[t0 * ldc..(t0 + kcb) * ldc];
+                let bblock: &[R] = if let Some(bp) = bp {
+                    &bp[t0 * ldc..(t0 + kcb) * ldc]
+                } else if let Some(bk) = bk.as_mut() {
+                    // The layout of k-block t0 of `pack_b_all`.
+                    self.b
+                        .pack_b(bi, t0, kcb, c0, cols, nr, &mut bk[..kcb * ldc]);
+                    &bk[..kcb * ldc]
+                } else {
+                    return;
+                };
                 for jr in 0..np {
                     let bpanel = &bblock[jr * kcb * nr..(jr + 1) * kcb * nr];
                     for ir in 0..mp {
@@ -335,13 +416,25 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
             || {
                 let (k, nc, nr) = (self.d.k, self.bl.nc, self.kern.nr);
                 let ncap = nc.min((c1 - c0).div_ceil(nr) * nr);
-                let mut bp = Scratch::<R>::new(k * ncap);
+                // One row block: B is used once, so it is packed per k-block inside.
+                let mut bp = None;
+                if r1 - r0 > self.bl.mc {
+                    match self.scratch(k * ncap) {
+                        Some(b) => bp = Some(b),
+                        None => return,
+                    }
+                }
                 let mut jc = c0;
                 while jc < c1 {
                     let cols = nc.min(c1 - jc);
                     let ldb = cols.div_ceil(nr) * nr;
-                    self.pack_b_all(bi, jc, cols, &mut bp[..k * ldb]);
-                    self.row_blocks(bi, (r0, r1), (jc, cols), &bp[..k * ldb]);
+                    match &mut bp {
+                        Some(bp) => {
+                            self.pack_b_all(bi, jc, cols, &mut bp[..k * ldb]);
+                            self.row_blocks(bi, (r0, r1), (jc, cols), Some(&bp[..k * ldb]));
+                        }
+                        None => self.row_blocks(bi, (r0, r1), (jc, cols), None),
+                    }
                     jc += cols;
                 }
             },
@@ -354,7 +447,9 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
         let (m, n, k) = (self.d.m, self.d.n, self.d.k);
         let (mr, nr, nc) = (self.kern.mr, self.kern.nr, self.bl.nc);
         let mp = m.div_ceil(mr);
-        let mut bp = Scratch::<R>::new(k * nc.min(n.div_ceil(nr) * nr));
+        let Some(mut bp) = self.scratch(k * nc.min(n.div_ceil(nr) * nr)) else {
+            return;
+        };
         let mut jc = 0;
         while jc < n {
             let cols = nc.min(n - jc);
@@ -399,7 +494,7 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
                 if r1 > r0 {
                     dispatch(
                         #[inline(always)]
-                        || self.row_blocks(bi, (r0, r1), (jc, cols), bps),
+                        || self.row_blocks(bi, (r0, r1), (jc, cols), Some(bps)),
                     );
                 }
             });

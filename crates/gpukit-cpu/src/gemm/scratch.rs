@@ -41,13 +41,19 @@ pub(crate) struct Scratch<R: ScratchReal> {
 }
 
 impl<R: ScratchReal> Scratch<R> {
-    /// `len` values (stale contents, see the module docs).
-    pub(crate) fn new(len: usize) -> Self {
+    /// `len` values (stale contents, see the module docs); `None` when the memory
+    /// cannot be had (the allocation is fallible: a huge `k` is an error, not an abort).
+    pub(crate) fn try_new(len: usize) -> Option<Self> {
         let mut v = R::slot().with(Cell::take);
         if v.len() < len {
+            if v.try_reserve_exact(len - v.len()).is_err() {
+                // Give the slot's buffer back untouched.
+                let _ = R::slot().try_with(|s| s.set(v));
+                return None;
+            }
             v.resize(len, R::default());
         }
-        Scratch { v, len }
+        Some(Scratch { v, len })
     }
 }
 
@@ -81,17 +87,25 @@ mod tests {
 
     #[test]
     fn nested_loans_are_distinct_and_the_larger_is_kept() {
-        let mut a = Scratch::<f32>::new(100);
+        let mut a = Scratch::<f32>::try_new(100).unwrap();
         a[99] = 1.0;
         {
             // Lent out: a nested loan gets its own buffer.
-            let mut b = Scratch::<f32>::new(10);
+            let mut b = Scratch::<f32>::try_new(10).unwrap();
             b[0] = 2.0;
             assert_eq!(a[99], 1.0);
         }
         drop(a);
-        let c = Scratch::<f32>::new(50);
+        let c = Scratch::<f32>::try_new(50).unwrap();
         assert_eq!(c.len(), 50);
         assert!(c.v.len() >= 100, "the 100-value buffer is reused");
+    }
+
+    #[test]
+    fn an_impossible_loan_is_none_and_keeps_the_slot() {
+        drop(Scratch::<f64>::try_new(64).unwrap());
+        assert!(Scratch::<f64>::try_new(usize::MAX / 8).is_none());
+        let c = Scratch::<f64>::try_new(8).unwrap();
+        assert!(c.v.len() >= 64, "the slot's buffer survives a failed loan");
     }
 }

@@ -94,6 +94,5 @@ where
         ld: n,
         bstride: b_bs,
     };
-    gemm::run(d, &a, &b, &Store { c, m, n });
-    Ok(())
+    gemm::run(d, &a, &b, &Store { c, m, n })
 }

@@ -381,16 +381,14 @@ where
             n: b.grid_cols(),
             ..d
         };
-        gemm::run(d, &a, &b, &PaddedStore { inner: out, wp });
-        return Ok(());
+        return gemm::run(d, &a, &b, &PaddedStore { inner: out, wp });
     }
     let b = Im2col {
         x: xv,
         p,
         ranges: col_ranges(&p),
     };
-    gemm::run(d, &a, &b, &out);
-    Ok(())
+    gemm::run(d, &a, &b, &out)
 }
 
 /// Groups with at most this many output channels (depthwise and the like) take the

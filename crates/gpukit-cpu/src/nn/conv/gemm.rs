@@ -132,7 +132,7 @@ where
                 bstride: 0,
             },
             &out,
-        );
+        )
     } else {
         gemm::run(
             d,
@@ -143,7 +143,6 @@ where
                 bstride: 0,
             },
             &out,
-        );
+        )
     }
-    Ok(())
 }
