@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpukit side by side with numpy (OpenBLAS) and onnxruntime, in one sitting.
 #
-#   tools/bench-compare/run.sh [--quick] [--threads N] [--only W1,W2,...]
+#   tools/bench-compare/run.sh [--quick] [--threads N] [--rounds R] [--only W1,W2,...]
 #
 # 1. Creates (once) a venv under target/bench-venv with the pinned anchors of
 #    tools/bench-compare/requirements.txt (recreated when that file changes).
@@ -20,10 +20,12 @@
 # at 1 thread unless --quick (fewer repetitions, N threads only; the memcpy bandwidth
 # is still measured at 1 thread too). --only: just these workloads (sgemm_1024
 # dgemm_1024 conv2d attention softmax layer_norm gelu exp erf tanh sigmoid add sum
-# encoder copy).
+# encoder copy). --rounds R (default 1): run the three sides R times, interleaved, and
+# keep each side's best time (a shared host's slow minutes then hit both sides alike).
 set -euo pipefail
 
 quick=0
+rounds=1
 threads=$(nproc)
 only=()
 while [ $# -gt 0 ]; do
@@ -34,6 +36,11 @@ while [ $# -gt 0 ]; do
             shift
             ;;
         --threads=*) threads="${1#--threads=}" ;;
+        --rounds)
+            rounds="${2:?--rounds needs a number}"
+            shift
+            ;;
+        --rounds=*) rounds="${1#--rounds=}" ;;
         --only)
             only=(--only "${2:?--only needs a comma-separated list}")
             shift
@@ -52,6 +59,12 @@ done
 case "$threads" in
     '' | *[!0-9]* | 0)
         echo "run.sh: --threads needs a positive integer, got '$threads'" >&2
+        exit 2
+        ;;
+esac
+case "$rounds" in
+    '' | *[!0-9]* | 0)
+        echo "run.sh: --rounds needs a positive integer, got '$rounds'" >&2
         exit 2
         ;;
 esac
@@ -106,13 +119,16 @@ run_numpy() {
         "$py" "$here/anchors.py" --side numpy "$@" >>"$raw"
 }
 
-for t in "${counts[@]}"; do
-    echo "== $t thread(s): gpukit" >&2
-    RAYON_NUM_THREADS="$t" "$bin" "${flags[@]}" | tee -a "$raw" | cut -c1-160 >&2
-    echo "== $t thread(s): numpy" >&2
-    run_numpy --threads "$t" "${flags[@]}"
-    echo "== $t thread(s): onnxruntime" >&2
-    "$py" "$here/anchors.py" --side onnxruntime --threads "$t" "${flags[@]}" >>"$raw"
+echo "{\"side\":\"harness\",\"rounds\":$rounds}" >>"$raw"
+for round in $(seq 1 "$rounds"); do
+    for t in "${counts[@]}"; do
+        echo "== round $round/$rounds, $t thread(s): gpukit" >&2
+        RAYON_NUM_THREADS="$t" "$bin" "${flags[@]}" | tee -a "$raw" | cut -c1-160 >&2
+        echo "== round $round/$rounds, $t thread(s): numpy" >&2
+        run_numpy --threads "$t" "${flags[@]}"
+        echo "== round $round/$rounds, $t thread(s): onnxruntime" >&2
+        "$py" "$here/anchors.py" --side onnxruntime --threads "$t" "${flags[@]}" >>"$raw"
+    done
 done
 if [ "$quick" = 1 ] && [ "$threads" != 1 ]; then
     # The 1-thread references: memory bandwidth, numpy's (single-threaded) add/sum.
