@@ -1,5 +1,5 @@
-//! Ad-hoc timings of the CPU kernels (ignored by default):
-//! `cargo test --release -p gpukit-cpu --test perf -- --ignored --nocapture`.
+//! Ad-hoc timings of the CPU kernels (a report, not a timed test):
+//! `cargo bench -p gpukit-cpu --bench matmul_report`.
 
 use std::time::Instant;
 
@@ -54,9 +54,7 @@ fn bmm<T: Element>(kit: &Kit, s: usize) -> f64 {
     2.0 * (s * s * s) as f64 / t / 1e9
 }
 
-#[test]
-#[ignore]
-fn perf_report() {
+fn main() {
     let kit = Kit::from_device(Box::new(CpuDevice::new()));
     let levels: Vec<SimdLevel> = [SimdLevel::Avx512, SimdLevel::Avx2, SimdLevel::Scalar]
         .into_iter()

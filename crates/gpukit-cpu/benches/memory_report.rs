@@ -1,5 +1,5 @@
-//! Ad-hoc timings of the memory-bound and transcendental kernels (ignored by default):
-//! `cargo test --release -p gpukit-cpu --test perf_memory -- --ignored --nocapture`.
+//! Ad-hoc timings of the memory-bound and transcendental kernels (a report):
+//! `cargo bench -p gpukit-cpu --bench memory_report`.
 //! Rates are GB/s of input read plus output written (f32).
 
 use std::time::Instant;
@@ -27,9 +27,7 @@ fn time(mut f: impl FnMut()) -> f64 {
     best
 }
 
-#[test]
-#[ignore]
-fn perf_memory_report() {
+fn main() {
     let kit = Kit::from_device(Box::new(CpuDevice::new()));
     println!("threads: {}", rayon::current_num_threads());
     let i = |v: usize| DevArg::I64(v as i64);

@@ -1,5 +1,5 @@
-//! Ad-hoc GFLOP/s of the GEMM family (ignored by default; no timed assertion):
-//! `cargo test --release -p gpukit-cpu --test gemm_perf -- --ignored --nocapture`.
+//! Ad-hoc GFLOP/s of the GEMM family (a report, no timed assertion):
+//! `cargo bench -p gpukit-cpu --bench gemm_report`.
 //! `GEMM_PERF_FILTER=sgemm,conv` picks cases by name.
 
 use std::time::Instant;
@@ -185,9 +185,7 @@ fn conv_t(kit: &Kit, d: DType, n: usize, ci: usize, hw: usize, co: usize) -> f64
 /// A named benchmark returning GFLOP/s.
 type Case<'a> = (&'a str, Box<dyn Fn() -> f64 + 'a>);
 
-#[test]
-#[ignore]
-fn gemm_perf_report() {
+fn main() {
     let kit = Kit::from_device(Box::new(CpuDevice::new()));
     println!("threads: {}", rayon::current_num_threads());
     let cases: Vec<Case<'_>> = vec![

@@ -1,5 +1,5 @@
-//! Ad-hoc timings of the attention kernels (ignored by default):
-//! `cargo test --release -p gpukit-cpu --test attention_perf -- --ignored --nocapture`.
+//! Ad-hoc timings of the attention kernels (a report, not a timed test):
+//! `cargo bench -p gpukit-cpu --bench attention_report`.
 //! Env `ATT_LEVELS=avx512,avx2` picks the SIMD levels (default: the detected one),
 //! `ATT_ONLY=fused|scores` one kernel, `ATT_ALL=1` adds f64 and f16.
 
@@ -36,9 +36,7 @@ fn random(len: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-#[test]
-#[ignore]
-fn attention_perf_report() {
+fn main() {
     let kit = Kit::from_device(Box::new(CpuDevice::new()));
     let levels: Vec<SimdLevel> = std::env::var("ATT_LEVELS")
         .ok()
