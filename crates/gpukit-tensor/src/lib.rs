@@ -19,6 +19,8 @@
 //! # Ok::<(), gpukit_core::Error>(())
 //! ```
 
+#[cfg(feature = "io")]
+pub mod io;
 mod layout;
 mod math;
 mod view;

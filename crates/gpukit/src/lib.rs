@@ -49,6 +49,10 @@ mod selftest_ops;
 
 pub use gpukit_core::*;
 pub use gpukit_ops as ops;
+/// Loading and saving tensors: safetensors checkpoints, numpy's `.npy` and `.npz`
+/// (feature `io`, on by default); see [`tensor::io`].
+#[cfg(feature = "io")]
+pub use gpukit_tensor::io;
 /// The tensor API (shapes, views, numpy broadcasting) over [`ops`]; see [`Tensor`].
 pub use gpukit_tensor::{self as tensor, Tensor};
 

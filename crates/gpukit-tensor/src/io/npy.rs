@@ -1,0 +1,322 @@
+//! numpy's `.npy` format (versions 1.0, 2.0 and 3.0) and `.npz` archives of them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use gpukit_core::{DType, Error, Kit, Result};
+
+use super::{download_le, io_err, upload_le, zip};
+use crate::Tensor;
+
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// A parsed header: dtype, whether the file's bytes are big-endian, Fortran order,
+/// shape, and where the data starts.
+#[derive(Debug, PartialEq)]
+struct Header {
+    dtype: DType,
+    big_endian: bool,
+    fortran: bool,
+    shape: Vec<usize>,
+    data_start: usize,
+}
+
+/// A value of the header's Python dict literal.
+#[derive(Debug, PartialEq)]
+enum Lit {
+    Str(String),
+    Bool(bool),
+    Tuple(Vec<usize>),
+}
+
+/// Parses `{'key': value, ...}` with string, bool and int-tuple values.
+fn parse_dict(s: &str) -> std::result::Result<Vec<(String, Lit)>, String> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let skip = |i: &mut usize| {
+        while *i < b.len() && (b[*i] as char).is_ascii_whitespace() {
+            *i += 1;
+        }
+    };
+    let string = |i: &mut usize| -> std::result::Result<String, String> {
+        let q = b[*i];
+        let start = *i + 1;
+        let end = b[start..]
+            .iter()
+            .position(|&c| c == q)
+            .ok_or("an unterminated string")?;
+        *i = start + end + 1;
+        Ok(s[start..start + end].to_string())
+    };
+    skip(&mut i);
+    if b.get(i) != Some(&b'{') {
+        return Err("the header is not a dict".into());
+    }
+    i += 1;
+    let mut out = Vec::new();
+    loop {
+        skip(&mut i);
+        match b.get(i) {
+            Some(b'}') => break,
+            Some(b'\'') | Some(b'"') => {}
+            _ => return Err("expected a key".into()),
+        }
+        let key = string(&mut i)?;
+        skip(&mut i);
+        if b.get(i) != Some(&b':') {
+            return Err(format!("expected ':' after '{key}'"));
+        }
+        i += 1;
+        skip(&mut i);
+        let val = match b.get(i) {
+            Some(b'\'') | Some(b'"') => Lit::Str(string(&mut i)?),
+            Some(b'(') => {
+                let end = b[i..]
+                    .iter()
+                    .position(|&c| c == b')')
+                    .ok_or("an unterminated tuple")?;
+                let inner = &s[i + 1..i + end];
+                i += end + 1;
+                let dims = inner
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(|t| {
+                        t.parse::<usize>()
+                            .map_err(|_| format!("a bad dimension '{t}'"))
+                    })
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                Lit::Tuple(dims)
+            }
+            _ if s[i..].starts_with("True") => {
+                i += 4;
+                Lit::Bool(true)
+            }
+            _ if s[i..].starts_with("False") => {
+                i += 5;
+                Lit::Bool(false)
+            }
+            _ => {
+                return Err(format!(
+                    "a value of '{key}' that is not a string, bool or tuple"
+                ));
+            }
+        };
+        out.push((key, val));
+        skip(&mut i);
+        match b.get(i) {
+            Some(b',') => i += 1,
+            Some(b'}') => break,
+            _ => return Err("expected ',' or '}'".into()),
+        }
+    }
+    Ok(out)
+}
+
+/// Parses the header of a `.npy` image.
+fn parse_header(bytes: &[u8]) -> std::result::Result<Header, String> {
+    if bytes.len() < 10 || &bytes[..6] != MAGIC {
+        return Err("not a .npy file (no \\x93NUMPY magic)".into());
+    }
+    let (len, at): (usize, usize) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        v => return Err(format!("unsupported .npy version {v}")),
+    };
+    let text = bytes
+        .get(at..at.saturating_add(len))
+        .ok_or("the header runs past the end")?;
+    let text = std::str::from_utf8(text).map_err(|_| "the header is not text")?;
+    let dict = parse_dict(text)?;
+    let get = |k: &str| dict.iter().find(|(key, _)| key == k).map(|(_, v)| v);
+    let Some(Lit::Str(descr)) = get("descr") else {
+        return Err("no 'descr' string in the header".into());
+    };
+    let Some(Lit::Bool(fortran)) = get("fortran_order") else {
+        return Err("no 'fortran_order' bool in the header".into());
+    };
+    let Some(Lit::Tuple(shape)) = get("shape") else {
+        return Err("no 'shape' tuple in the header".into());
+    };
+    let (order, code) = descr.split_at(descr.len().min(1));
+    let big_endian = match order {
+        "<" => false,
+        ">" => true,
+        "=" => cfg!(target_endian = "big"),
+        _ => return Err(format!("dtype '{descr}' is not supported")),
+    };
+    let dtype = match code {
+        "f2" => DType::F16,
+        "f4" => DType::F32,
+        "f8" => DType::F64,
+        "i4" => DType::I32,
+        "i8" => DType::I64,
+        _ => {
+            return Err(format!(
+                "dtype '{descr}' is not supported (f2, f4, f8, i4, i8: gpukit's f16, f32, \
+                 f64, i32, i64)"
+            ));
+        }
+    };
+    Ok(Header {
+        dtype,
+        big_endian,
+        fortran: *fortran,
+        shape: shape.clone(),
+        data_start: at + len,
+    })
+}
+
+/// The tensor of a `.npy` image `bytes` (`what` names it in errors).
+fn load_image(kit: &Kit, bytes: &[u8], what: &str, path: &Path) -> Result<Tensor> {
+    let h = parse_header(bytes).map_err(|e| io_err(path, format!("{what}: {e}")))?;
+    let data = &bytes[h.data_start.min(bytes.len())..];
+    let owned;
+    let data = if h.big_endian {
+        let mut v = data.to_vec();
+        for e in v.chunks_exact_mut(h.dtype.size()) {
+            e.reverse();
+        }
+        owned = v;
+        &owned[..]
+    } else {
+        data
+    };
+    if !h.fortran {
+        return upload_le(kit, h.dtype, &h.shape, data, what);
+    }
+    // Fortran order: the bytes are the C-order image of the reversed shape.
+    let rev: Vec<usize> = h.shape.iter().rev().copied().collect();
+    let t = upload_le(kit, h.dtype, &rev, data, what)?;
+    let perm: Vec<i64> = (0..h.shape.len() as i64).rev().collect();
+    t.permute(&perm)?.contiguous()
+}
+
+/// Reads a `.npy` file (little- or big-endian f16/f32/f64/i32/i64, C or Fortran order)
+/// into a contiguous tensor on `kit`.
+///
+/// Errors: [`Error::Io`] naming the file when it cannot be read, is not a `.npy` file,
+/// or holds a dtype gpukit does not have; [`Error::Length`] when the data does not
+/// match the shape; the kit's allocation errors.
+pub fn read_npy(kit: &Kit, path: impl AsRef<Path>) -> Result<Tensor> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|e| io_err(path, e))?;
+    load_image(kit, &bytes, ".npy", path)
+}
+
+/// Reads every array of a `.npz` archive (`numpy.savez`, stored, or
+/// `numpy.savez_compressed`, deflated), by name (the member name without `.npy`).
+///
+/// Errors: [`Error::Io`] naming the file and the member for an unreadable archive, a
+/// CRC mismatch or a member that [`read_npy`] would refuse.
+pub fn read_npz(kit: &Kit, path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|e| io_err(path, e))?;
+    let members = zip::members(&bytes).map_err(|e| io_err(path, e))?;
+    let mut out = BTreeMap::new();
+    for m in members {
+        let key = m.name.strip_suffix(".npy").unwrap_or(&m.name).to_string();
+        let t = load_image(kit, &m.data, &format!("member `{}`", m.name), path)?;
+        out.insert(key, t);
+    }
+    Ok(out)
+}
+
+/// Writes `t` (any layout, row-major on disk) as a version 1.0 `.npy` file.
+///
+/// Errors: [`Error::InvalidArgument`] for bf16, which `.npy` has no dtype for; download
+/// errors; [`Error::Io`] naming the file when it cannot be written.
+pub fn write_npy(path: impl AsRef<Path>, t: &Tensor) -> Result<()> {
+    let path = path.as_ref();
+    let descr = match t.dtype() {
+        DType::F16 => "<f2",
+        DType::F32 => "<f4",
+        DType::F64 => "<f8",
+        DType::I32 => "<i4",
+        DType::I64 => "<i8",
+        DType::BF16 => {
+            return Err(Error::InvalidArgument {
+                op: "write_npy".into(),
+                reason: "numpy's .npy format has no bf16 dtype (save as f32, or safetensors)"
+                    .into(),
+            });
+        }
+    };
+    let shape = match t.dims() {
+        [d] => format!("({d},)"),
+        dims => format!(
+            "({})",
+            dims.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // Pad with spaces and a newline so the data starts at a multiple of 64 bytes.
+    let total = (10 + header.len() + 1).div_ceil(64) * 64;
+    let pad = total - 10 - header.len() - 1;
+    header.push_str(&" ".repeat(pad));
+    header.push('\n');
+    let len = u16::try_from(header.len()).map_err(|_| Error::InvalidArgument {
+        op: "write_npy".into(),
+        reason: format!("rank {} is too large for a version 1.0 header", t.rank()),
+    })?;
+    let mut bytes = Vec::with_capacity(total);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&[1, 0]);
+    bytes.extend_from_slice(&len.to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&download_le(t)?);
+    std::fs::write(path, bytes).map_err(|e| io_err(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_parse_in_any_key_order_and_rank() {
+        let mk = |h: &str| {
+            let mut b = MAGIC.to_vec();
+            b.extend_from_slice(&[1, 0]);
+            b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+            b.extend_from_slice(h.as_bytes());
+            b
+        };
+        let h = parse_header(&mk(
+            "{'shape': (2, 3), 'fortran_order': True, 'descr': '>f8'}",
+        ))
+        .unwrap();
+        assert_eq!(h.dtype, DType::F64);
+        assert!(h.big_endian && h.fortran);
+        assert_eq!(h.shape, vec![2, 3]);
+        let h = parse_header(&mk(
+            "{'descr': '<i8', 'fortran_order': False, 'shape': (), }\n",
+        ))
+        .unwrap();
+        assert_eq!((h.dtype, h.shape.len()), (DType::I64, 0));
+        let h = parse_header(&mk(
+            "{'descr': '<f2', 'fortran_order': False, 'shape': (5,), }",
+        ))
+        .unwrap();
+        assert_eq!(h.shape, vec![5]);
+        for bad in [
+            "{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }",
+            "{'descr': '<u1', 'fortran_order': False, 'shape': (5,), }",
+            "{'descr': '<f4', 'shape': (5,), }",
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }",
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (5,)",
+            "['descr']",
+            "{'descr: '<f4'}",
+            "",
+        ] {
+            assert!(parse_header(&mk(bad)).is_err(), "{bad}");
+        }
+        assert!(parse_header(b"\x93NUMPY\x01\x00\xff\xff{").is_err());
+        assert!(parse_header(b"garbage").is_err());
+    }
+}
