@@ -7,7 +7,7 @@ use gpukit::half::{bf16, f16};
 use gpukit::numeric::FloatElement;
 use gpukit::ops::{AxisSlice, AxisSlot, Resize2d};
 use gpukit::prelude::*;
-use gpukit::{Buf, Element, Result, ops};
+use gpukit::{Buf, DType, Element, Error, Result, ops};
 use gpukit_reference as reference;
 use gpukit_tests::{TestElem, values};
 use gpukit_tests::{cfg, on_backends};
@@ -325,6 +325,95 @@ fn check_eos<T: Element>(c: &EosCase<T>) -> TestResult {
     )
 }
 
+// ---------------------------------------------------------------- as_strided
+
+type StridedCase<T> = (Vec<usize>, Vec<usize>, usize, Vec<T>);
+
+/// Dims, strides (0 = broadcast, overlapping, gaps), an offset, and an input just long
+/// enough (sometimes a few elements longer) for the last element read.
+fn strided_case<T: TestElem>() -> impl Strategy<Value = StridedCase<T>> {
+    proptest::collection::vec((ext(5), 0usize..9), 0..6)
+        .prop_flat_map(|axes| (Just(axes), 0usize..6, 0usize..3))
+        .prop_flat_map(|(axes, offset, slack)| {
+            let dims: Vec<usize> = axes.iter().map(|a| a.0).collect();
+            let strides: Vec<usize> = axes.iter().map(|a| a.1).collect();
+            let n: usize = dims.iter().product();
+            let last = offset
+                + dims
+                    .iter()
+                    .zip(&strides)
+                    .map(|(&d, &s)| d.saturating_sub(1) * s)
+                    .sum::<usize>();
+            let len = if n == 0 {
+                offset + slack
+            } else {
+                last + 1 + slack
+            };
+            (Just(dims), Just(strides), Just(offset), values::<T>(len))
+        })
+}
+
+fn check_strided<T: Element>(c: &StridedCase<T>) -> TestResult {
+    let (dims, strides, offset, x) = c;
+    // The oracle: every coordinate in row-major order, read through the strides.
+    let n: usize = dims.iter().product();
+    let mut want = Vec::with_capacity(n);
+    let mut coord = vec![0usize; dims.len()];
+    for _ in 0..n {
+        let at = offset + coord.iter().zip(strides).map(|(c, s)| c * s).sum::<usize>();
+        want.push(x[at]);
+        for d in (0..dims.len()).rev() {
+            coord[d] += 1;
+            if coord[d] < dims[d] {
+                break;
+            }
+            coord[d] = 0;
+        }
+    }
+    let kits = vec![
+        ("cpu", gpukit::cpu().unwrap()),
+        ("ptx-emu", gpukit::open("ptx-emu").unwrap()),
+    ];
+    gpukit_tests::on_kits(
+        kits,
+        &format!("as_strided {dims:?} strides {strides:?} offset {offset}"),
+        &want,
+        |kit| {
+            let bx = kit.upload(x)?;
+            let out = kit.alloc(T::DTYPE, n)?;
+            ops::as_strided(kit, &out, &bx, dims, strides, *offset)?;
+            out.download()
+        },
+    )
+}
+
+#[test]
+fn as_strided_refuses_reads_outside_x() {
+    let k = gpukit::cpu().unwrap();
+    let x = k.upload(&[1.0f32; 6]).unwrap();
+    let out = k.alloc(DType::F32, 6).unwrap();
+    // The last element read is 1·4 + 2·1 = 6: one past the end.
+    let r = ops::as_strided(&k, &out, &x, &[2, 3], &[4, 1], 0);
+    assert!(
+        matches!(r, Err(Error::OutOfBounds { capacity: 6, .. })),
+        "{r:?}"
+    );
+    let r = ops::as_strided(&k, &out, &x, &[2, 3], &[usize::MAX, 1], 0);
+    assert!(matches!(r, Err(Error::OutOfBounds { .. })), "{r:?}");
+    let r = ops::as_strided(&k, &out, &x, &[2, 3], &[1], 0);
+    assert!(matches!(r, Err(Error::Shape { .. })), "{r:?}");
+    let r = ops::as_strided(&k, &out, &x, &[6], &[1], 0);
+    assert!(r.is_ok());
+    assert!(matches!(
+        ops::as_strided(&k, &out, &x, &[1; 9], &[0; 9], 0),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(matches!(
+        ops::as_strided(&k, &out, &out, &[6], &[1], 0),
+        Err(Error::InvalidArgument { .. })
+    ));
+}
+
 // ---------------------------------------------------------------- the proptests
 
 macro_rules! all_dtypes {
@@ -369,6 +458,7 @@ all_dtypes!(expand_last, expand_last_case, check_expand_last);
 float_dtypes!(resize_bilinear, resize_case, check_bilinear);
 all_dtypes!(resize_nearest, resize_case, check_nearest);
 all_dtypes!(eos_gather, eos_case, check_eos);
+all_dtypes!(as_strided, strided_case, check_strided);
 
 #[test]
 fn skipped_backends_are_reported() {

@@ -365,6 +365,60 @@ pub fn permute(kit: &Kit, out: &Buf, x: &Buf, in_dims: &[usize], perm: &[usize])
     strided_copy(kit, op, out, x, &dims, &strides, 0)
 }
 
+/// Strided gather into a contiguous buffer (what a tensor view's `contiguous()` does):
+/// `out` is row-major over `dims`, and `out[c] = x[offset + Σ_d c_d·strides_d]` for
+/// every coordinate `c`. Strides are in elements and may be 0 (broadcast) or overlap;
+/// up to [`MAX_RANK`] axes (0 axes: one element at `offset`). Any dtype; bits are
+/// copied exactly.
+///
+/// Errors: [`Error::Shape`] (`dims` and `strides` differ in length),
+/// [`Error::InvalidArgument`] (rank above [`MAX_RANK`], `out` overlaps `x`),
+/// [`Error::OutOfBounds`] (the last element read lies outside `x`),
+/// [`Error::Absent`], [`Error::DeviceMismatch`], [`Error::DType`],
+/// [`Error::SizeOverflow`], [`Error::Length`].
+pub fn as_strided(
+    kit: &Kit,
+    out: &Buf,
+    x: &Buf,
+    dims: &[usize],
+    strides: &[usize],
+    offset: usize,
+) -> Result<()> {
+    let op = "as_strided";
+    let ops = [(out, "out"), (x, "x")];
+    check::on_kit(kit, op, &ops)?;
+    check::same_dtype(op, &ops)?;
+    if dims.len() != strides.len() {
+        return shape_err(
+            op,
+            format!("dims {dims:?} and strides {strides:?} differ in length"),
+        );
+    }
+    check_rank(op, dims.len())?;
+    let n = check::product(op, "dims", dims)?;
+    check::len(op, "out", out, n)?;
+    if n == 0 {
+        return Ok(());
+    }
+    // The last element read: offset + Σ (dim - 1)·stride, checked.
+    let last = dims.iter().zip(strides).try_fold(offset, |acc, (&d, &s)| {
+        (d - 1).checked_mul(s)?.checked_add(acc)
+    });
+    match last {
+        Some(l) if l < x.len() => {}
+        _ => {
+            return Err(Error::OutOfBounds {
+                what: format!("{op}: x read through dims {dims:?}, strides {strides:?}"),
+                offset,
+                len: last.map_or(usize::MAX, |l| l - offset + 1),
+                capacity: x.len(),
+            });
+        }
+    }
+    check::no_overlap(op, out, &[(x, "x")], false)?;
+    strided_copy(kit, op, out, x, dims, strides, offset)
+}
+
 /// Broadcast copy (ONNX Expand, with the output shape already resolved, i.e.
 /// `out_dims = broadcast(x's shape, shape)`): `in_dims` align to the right of
 /// `out_dims` (missing leading axes count as 1); each input axis equals the output's or

@@ -65,53 +65,15 @@ impl Tensor {
         }
         let out = self.kit.alloc(self.dtype(), n)?;
         let kit = &self.kit;
-        // Axes that matter (length > 1); unit axes do not change row-major order.
-        let axes: Vec<usize> = (0..dims.len()).filter(|&a| dims[a] > 1).collect();
-        let nonneg = axes.iter().all(|&a| self.strides[a] >= 0);
-        if nonneg && dims.len() <= MAX_RANK {
-            // Broadcast view of a contiguous block: expand.
-            let moving: Vec<usize> = axes
-                .iter()
-                .copied()
-                .filter(|&a| self.strides[a] != 0)
-                .collect();
-            let mut expected = 1isize;
-            let mut ok = true;
-            for &a in moving.iter().rev() {
-                ok &= self.strides[a] == expected;
-                expected *= dims[a] as isize;
-            }
-            if ok {
-                let in_dims: Vec<usize> = (0..dims.len())
-                    .map(|a| if self.strides[a] == 0 { 1 } else { dims[a] })
-                    .collect();
-                let src = self.buf.view(self.offset, expected as usize)?;
-                gpukit_ops::expand(kit, &out, &src, &in_dims, &dims)?;
-                return Ok(Tensor::contiguous_from(out, kit.clone(), &dims));
-            }
-            // Transposed view of a contiguous block: permute.
-            if moving.len() == axes.len() {
-                let mut sorted = axes.clone();
-                sorted.sort_by_key(|&a| std::cmp::Reverse(self.strides[a]));
-                let mut expected = 1isize;
-                let mut ok = true;
-                for &a in sorted.iter().rev() {
-                    ok &= self.strides[a] == expected;
-                    expected *= dims[a] as isize;
-                }
-                if ok {
-                    let in_dims: Vec<usize> = sorted.iter().map(|&a| dims[a]).collect();
-                    let perm: Vec<usize> = axes
-                        .iter()
-                        .map(|a| sorted.iter().position(|s| s == a).unwrap_or(0))
-                        .collect();
-                    let src = self.buf.view(self.offset, n)?;
-                    gpukit_ops::permute(kit, &out, &src, &in_dims, &perm)?;
-                    return Ok(Tensor::contiguous_from(out, kit.clone(), &dims));
-                }
-            }
+        // Non-negative strides (permutes, narrows, steps, broadcasts and any mix): one
+        // strided copy on the device, no index table.
+        if dims.len() <= MAX_RANK && self.strides.iter().all(|&s| s >= 0) {
+            let strides: Vec<usize> = self.strides.iter().map(|&s| s as usize).collect();
+            gpukit_ops::as_strided(kit, &out, &self.buf, &dims, &strides, self.offset)?;
+            return Ok(Tensor::contiguous_from(out, kit.clone(), &dims));
         }
-        // General view: gather with the element index of every output element.
+        // Negative strides (reversing slices) or a rank above MAX_RANK: gather with the
+        // element index of every output element.
         let mut idx = Vec::with_capacity(n);
         let mut coord = vec![0usize; dims.len()];
         let mut pos = self.offset as isize;
