@@ -1,0 +1,131 @@
+//! Lane plumbing shared by the ALU families: the [`Lanes`] register type, zero and sign
+//! extension, lane-wise maps, NaN canonicalisation and format helpers.
+
+use crate::float::{self, F32, F64, Fmt, Rnd};
+use crate::program::*;
+
+/// One register across the 32 lanes of a warp.
+pub(crate) type Lanes = [u64; 32];
+
+#[inline(always)]
+pub(crate) fn zx(x: u64, w: W) -> u64 {
+    match w {
+        W::W8 => u64::from(x as u8),
+        W::W16 => u64::from(x as u16),
+        W::W32 => u64::from(x as u32),
+        W::W64 => x,
+    }
+}
+
+#[inline(always)]
+pub(crate) fn sx(x: u64, w: W) -> i64 {
+    match w {
+        W::W8 => i64::from(x as i8),
+        W::W16 => i64::from(x as i16),
+        W::W32 => i64::from(x as i32),
+        W::W64 => x as i64,
+    }
+}
+
+#[inline(always)]
+pub(super) fn map1(a: &Lanes, f: impl Fn(u64) -> u64) -> Lanes {
+    let mut o = [0u64; 32];
+    for i in 0..32 {
+        o[i] = f(a[i]);
+    }
+    o
+}
+
+#[inline(always)]
+pub(super) fn map2(a: &Lanes, b: &Lanes, f: impl Fn(u64, u64) -> u64) -> Lanes {
+    let mut o = [0u64; 32];
+    for i in 0..32 {
+        o[i] = f(a[i], b[i]);
+    }
+    o
+}
+
+#[inline(always)]
+pub(super) fn map3(a: &Lanes, b: &Lanes, c: &Lanes, f: impl Fn(u64, u64, u64) -> u64) -> Lanes {
+    let mut o = [0u64; 32];
+    for i in 0..32 {
+        o[i] = f(a[i], b[i], c[i]);
+    }
+    o
+}
+
+#[inline(always)]
+pub(super) fn map4(
+    a: &Lanes,
+    b: &Lanes,
+    c: &Lanes,
+    d: &Lanes,
+    f: impl Fn(u64, u64, u64, u64) -> u64,
+) -> Lanes {
+    let mut o = [0u64; 32];
+    for i in 0..32 {
+        o[i] = f(a[i], b[i], c[i], d[i]);
+    }
+    o
+}
+
+pub(super) const CANON32: u32 = 0x7FFF_FFFF;
+
+const CANON64: u64 = 0x7FFF_FFFF_FFFF_FFFF;
+
+#[inline(always)]
+pub(super) fn f32r(x: f32) -> u64 {
+    if x.is_nan() {
+        u64::from(CANON32)
+    } else {
+        u64::from(x.to_bits())
+    }
+}
+
+#[inline(always)]
+pub(super) fn f64r(x: f64) -> u64 {
+    if x.is_nan() { CANON64 } else { x.to_bits() }
+}
+
+#[inline(always)]
+pub(super) fn f32a(x: u64) -> f32 {
+    f32::from_bits(x as u32)
+}
+
+#[inline(always)]
+pub(super) fn f64a(x: u64) -> f64 {
+    f64::from_bits(x)
+}
+
+pub(super) fn fmt_mask(fmt: Fmt) -> u64 {
+    let bits = 1 + fmt.exp_bits + fmt.man_bits;
+    if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Exact conversion of any supported format to f64 (for comparisons).
+#[inline]
+pub(super) fn to_f64(fmt: Fmt, x: u64) -> f64 {
+    if fmt == F64 {
+        f64::from_bits(x)
+    } else if fmt == F32 {
+        f64::from(f32::from_bits(x as u32))
+    } else {
+        f64::from_bits(float::convert(fmt, F64, x & fmt_mask(fmt), Rnd::Rn))
+    }
+}
+
+/// Applies `f` to one element, or to both 16-bit halves when `x2`.
+#[inline]
+pub(super) fn halves(x2: bool, a: u64, b: u64, c: u64, f: impl Fn(u64, u64, u64) -> u64) -> u64 {
+    if x2 {
+        let lo = f(a & 0xFFFF, b & 0xFFFF, c & 0xFFFF) & 0xFFFF;
+        let hi = f((a >> 16) & 0xFFFF, (b >> 16) & 0xFFFF, (c >> 16) & 0xFFFF) & 0xFFFF;
+        (hi << 16) | lo
+    } else {
+        f(a, b, c)
+    }
+}

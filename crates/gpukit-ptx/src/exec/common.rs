@@ -1,0 +1,325 @@
+//! The interpreter's shared types: the launch context, a block and its warps (with their
+//! SIMT lane groups), faults, racecheck state, and the lane helpers every family uses.
+
+use crate::alu::Lanes;
+use crate::error::ErrorKind;
+use crate::memory::GlobalMemory;
+use crate::program::*;
+
+pub(super) const NONE: u32 = u32::MAX;
+pub(super) const FULL: u32 = u32::MAX;
+
+/// Everything a launch shares between its blocks.
+pub(crate) struct LaunchCtx<'a> {
+    pub prog: &'a Program,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub nthreads: u32,
+    pub nwarps: u32,
+    pub params: Vec<u8>,
+    pub mem: GlobalMemory<'a>,
+    pub shared_size: u32,
+    pub dyn_shared: u32,
+    pub racecheck: bool,
+    pub max_steps: Option<u64>,
+}
+
+/// Counters of one block.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Stats {
+    pub warp_insts: u64,
+    pub thread_insts: u64,
+    pub approx: u64,
+}
+
+/// A failure inside a block, before it is placed (thread, instruction).
+pub(super) struct Fault {
+    pub(super) kind: ErrorKind,
+    pub(super) warp: usize,
+    pub(super) lane: Option<u32>,
+    pub(super) addr: Option<u64>,
+    pub(super) pc: Option<u32>,
+}
+
+pub(super) fn fault(kind: ErrorKind, warp: usize, lane: Option<u32>, addr: Option<u64>) -> Fault {
+    Fault {
+        kind,
+        warp,
+        lane,
+        addr,
+        pc: None,
+    }
+}
+
+pub(super) struct Frame {
+    pub(super) ret_pc: u32,
+    pub(super) call_pc: u32,
+    pub(super) func: u32,
+    pub(super) saved_regs: Vec<u64>,
+    pub(super) saved_preds: Vec<bool>,
+    pub(super) caller_base: u32,
+    pub(super) caller_top: u32,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct BarWait {
+    pub(super) id: u32,
+    pub(super) count: Option<u32>,
+    pub(super) pc: u32,
+    pub(super) aligned: bool,
+}
+
+pub(super) struct Warp {
+    pub(super) regs: Vec<Lanes>,
+    pub(super) preds: Vec<u32>,
+    pub(super) exists: u32,
+    pub(super) exited: u32,
+    pub(super) group: u32,
+    pub(super) group_pc: u32,
+    pub(super) runnable: u32,
+    pub(super) merge_pc: u32,
+    pub(super) lane_pc: [u32; 32],
+    pub(super) at_bar: u32,
+    pub(super) parked: u32,
+    pub(super) bar: Option<BarWait>,
+    pub(super) bar_pred: u32,
+    pub(super) arrived: bool,
+    pub(super) cc: u32,
+    pub(super) clock: u64,
+    /// Consecutive steps while diverged (for round-robin between groups).
+    pub(super) div_steps: u64,
+    pub(super) frame_base: [u32; 32],
+    pub(super) stack_top: [u32; 32],
+    pub(super) stacks: Vec<Vec<Frame>>,
+    pub(super) local: Vec<Vec<u8>>,
+}
+
+impl Warp {
+    pub(super) fn live(&self) -> u32 {
+        self.exists & !self.exited
+    }
+
+    pub(super) fn done(&self) -> bool {
+        self.live() == 0
+    }
+
+    /// Moves the group on to the next instruction.
+    #[inline(always)]
+    pub(super) fn advance(&mut self) {
+        self.group_pc += 1;
+        if self.runnable != 0 && self.group_pc == self.merge_pc {
+            self.merge();
+        }
+    }
+
+    /// Absorbs the runnable lanes waiting at the group's pc.
+    pub(super) fn merge(&mut self) {
+        let mut at = 0u32;
+        let mut next = NONE;
+        let mut m = self.runnable;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let p = self.lane_pc[l as usize];
+            if p == self.group_pc {
+                at |= 1 << l;
+            } else if p < next {
+                next = p;
+            }
+        }
+        self.group |= at;
+        self.runnable &= !at;
+        self.merge_pc = next;
+    }
+
+    /// Sends the whole group to `target`.
+    #[inline]
+    pub(super) fn jump(&mut self, target: u32) {
+        if self.runnable == 0 || target < self.merge_pc {
+            self.group_pc = target;
+        } else if target == self.merge_pc {
+            self.group_pc = target;
+            self.merge();
+        } else {
+            self.scatter_group(target);
+        }
+    }
+
+    /// Puts every group lane at `pc` back among the runnable lanes.
+    fn scatter_group(&mut self, pc: u32) {
+        let mut m = self.group;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.lane_pc[l] = pc;
+        }
+        self.runnable |= self.group;
+        self.group = 0;
+    }
+
+    /// Sets the pcs of `lanes` (which must be in the group) and removes them from the
+    /// group, making them runnable.
+    pub(super) fn send(&mut self, lanes: u32, pc: u32) {
+        let mut m = lanes;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.lane_pc[l] = pc;
+        }
+        self.runnable |= lanes;
+        self.group &= !lanes;
+    }
+
+    /// Round-robin between diverged groups: puts the group back among the runnable
+    /// lanes and makes the lanes at the next higher pc (or the lowest) the group, so a
+    /// group spinning on another group's progress cannot starve it.
+    pub(super) fn rotate(&mut self) {
+        let cur = self.group_pc;
+        self.scatter_group(cur);
+        let (mut above, mut min) = (NONE, NONE);
+        let mut m = self.runnable;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let p = self.lane_pc[l];
+            min = min.min(p);
+            if p > cur {
+                above = above.min(p);
+            }
+        }
+        let pc = if above != NONE { above } else { min };
+        self.group_pc = pc;
+        self.merge_pc = pc;
+        self.merge();
+    }
+
+    /// Lanes parked at `pc`.
+    pub(super) fn parked_at(&self, pc: u32) -> u32 {
+        let mut out = 0;
+        let mut m = self.parked;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            if self.lane_pc[l as usize] == pc {
+                out |= 1 << l;
+            }
+        }
+        out
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+pub(super) struct Acc {
+    pub(super) tid: u32,
+    pub(super) pc: u32,
+    pub(super) clock: u32,
+}
+
+pub(super) const NO_ACC: Acc = Acc {
+    tid: NONE,
+    pc: 0,
+    clock: 0,
+};
+
+#[derive(Clone, Copy)]
+pub(super) struct Shadow {
+    pub(super) epoch: u32,
+    pub(super) w: Acc,
+    pub(super) r1: Acc,
+    pub(super) r2: Acc,
+}
+
+/// Racecheck state: a shadow record per shared byte and vector clocks per warp.
+pub(super) struct Race {
+    pub(super) shadow: Vec<Shadow>,
+    pub(super) epoch: u32,
+    pub(super) clock: Vec<u32>,
+    pub(super) vc: Vec<u32>,
+    pub(super) n: usize,
+}
+
+/// Reusable per-worker allocations.
+#[derive(Default)]
+pub(crate) struct Scratch {
+    pub(super) warps: Vec<Warp>,
+    pub(super) shared: Vec<u8>,
+    pub(super) race: Option<Race>,
+}
+
+pub(super) struct Block<'a, 'c> {
+    pub(super) ctx: &'c LaunchCtx<'a>,
+    pub(super) bidx: [u32; 3],
+    pub(super) warps: &'c mut Vec<Warp>,
+    pub(super) shared: &'c mut Vec<u8>,
+    pub(super) race: Option<&'c mut Race>,
+    pub(super) arrivals: [u32; 16],
+    pub(super) arrive_count: [Option<u32>; 16],
+    pub(super) steps: u64,
+    pub(super) stats: Stats,
+}
+
+/// Where a resolved access lands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Res {
+    Global,
+    Const,
+    Shared,
+    Local,
+    Param,
+}
+
+pub(super) fn resolve(space: MemSpace, a: u64) -> (Res, u64) {
+    let win = |base: u64| a.wrapping_sub(base) < WINDOW_SIZE;
+    match space {
+        MemSpace::Global => (Res::Global, a),
+        MemSpace::Const => (Res::Const, a),
+        MemSpace::Shared => (Res::Shared, a),
+        MemSpace::Local => (Res::Local, a),
+        MemSpace::KParam => (Res::Param, a.wrapping_sub(PARAM_WINDOW)),
+        MemSpace::Generic => {
+            if win(SHARED_WINDOW) {
+                (Res::Shared, a - SHARED_WINDOW)
+            } else if win(LOCAL_WINDOW) {
+                (Res::Local, a - LOCAL_WINDOW)
+            } else if win(PARAM_WINDOW) {
+                (Res::Param, a - PARAM_WINDOW)
+            } else {
+                (Res::Global, a)
+            }
+        }
+    }
+}
+
+#[inline(always)]
+pub(super) fn write_lanes(regs: &mut [Lanes], d: u32, out: &Lanes, exec: u32) {
+    if d == SINK {
+        return;
+    }
+    let dst = &mut regs[d as usize];
+    if exec == FULL {
+        *dst = *out;
+    } else {
+        for l in 0..32 {
+            if (exec >> l) & 1 == 1 {
+                dst[l] = out[l];
+            }
+        }
+    }
+}
+
+#[inline(always)]
+pub(super) fn set_pred(preds: &mut [u32], p: u32, v: u32, exec: u32) {
+    if p == SINK {
+        return;
+    }
+    let r = &mut preds[p as usize];
+    *r = (*r & !exec) | (v & exec);
+}
+
+pub(super) fn bool_op(op: BoolOp, a: u32, b: u32) -> u32 {
+    match op {
+        BoolOp::And => a & b,
+        BoolOp::Or => a | b,
+        BoolOp::Xor => a ^ b,
+    }
+}

@@ -1,0 +1,502 @@
+//! Memory instructions: address resolution and memcheck, loads, stores, `cp.async` and
+//! atomics (with the global fast path), and racecheck of shared accesses.
+
+use crate::alu;
+use crate::error::{ErrorKind, InstrRef, Space};
+use crate::program::*;
+
+use super::common::*;
+
+fn space_of(r: Res) -> Space {
+    match r {
+        Res::Global => Space::Global,
+        Res::Const => Space::Const,
+        Res::Shared => Space::Shared,
+        Res::Local => Space::Local,
+        Res::Param => Space::Param,
+    }
+}
+
+fn read_le(buf: &[u8], off: usize, size: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b[..size].copy_from_slice(&buf[off..off + size]);
+    u64::from_le_bytes(b)
+}
+
+fn write_le(buf: &mut [u8], off: usize, size: usize, v: u64) {
+    buf[off..off + size].copy_from_slice(&v.to_le_bytes()[..size]);
+}
+
+impl Block<'_, '_> {
+    /// Checks and resolves one lane's access; returns the space and state-space
+    /// address.
+    #[allow(clippy::too_many_arguments)]
+    fn check_access(
+        &mut self,
+        wi: usize,
+        pc: u32,
+        lane: u32,
+        space: MemSpace,
+        a: u64,
+        total: u32,
+        write: bool,
+    ) -> Result<(Res, u64), Fault> {
+        let (res, off) = resolve(space, a);
+        let sp = space_of(res);
+        if off & (u64::from(total) - 1) != 0 {
+            return Err(fault(
+                ErrorKind::Misaligned {
+                    space: sp,
+                    size: total,
+                    write,
+                },
+                wi,
+                Some(lane),
+                Some(off),
+            ));
+        }
+        let oob = || {
+            fault(
+                ErrorKind::OutOfBounds {
+                    space: sp,
+                    size: total,
+                    write,
+                },
+                wi,
+                Some(lane),
+                Some(off),
+            )
+        };
+        let t = u64::from(total);
+        match res {
+            Res::Global | Res::Const => match self.ctx.mem.check(off, t) {
+                Ok(ro) => {
+                    if write && ro {
+                        return Err(fault(ErrorKind::ReadOnly, wi, Some(lane), Some(off)));
+                    }
+                }
+                Err(()) => return Err(oob()),
+            },
+            Res::Shared => {
+                let size = u64::from(self.ctx.shared_size);
+                if off >= size || t > size - off {
+                    return Err(oob());
+                }
+                if let Some(r) = self.race.as_deref_mut() {
+                    let tid = wi as u32 * 32 + lane;
+                    if let Err((kind, other)) = r.access(off as u32, total, tid, pc, write) {
+                        let ow = (other.tid / 32) as usize;
+                        let ol = other.tid % 32;
+                        return Err(fault(
+                            ErrorKind::SharedRace {
+                                kind,
+                                other_thread: self.tid_of(ow, ol),
+                                other_instruction: self.instr(other.pc).unwrap_or(InstrRef {
+                                    text: String::new(),
+                                    line: 0,
+                                }),
+                            },
+                            wi,
+                            Some(lane),
+                            Some(off),
+                        ));
+                    }
+                }
+            }
+            Res::Local => {
+                let top = u64::from(self.warps[wi].stack_top[lane as usize]);
+                if off >= top || t > top - off {
+                    return Err(oob());
+                }
+            }
+            Res::Param => {
+                if write {
+                    return Err(fault(ErrorKind::ReadOnly, wi, Some(lane), Some(off)));
+                }
+                let size = self.ctx.params.len() as u64;
+                if off >= size || t > size - off {
+                    return Err(oob());
+                }
+            }
+        }
+        Ok((res, off))
+    }
+
+    fn lane_addr(w: &Warp, addr: Addr, l: usize) -> u64 {
+        match addr {
+            Addr::Reg(r, off) => w.regs[r as usize][l].wrapping_add(off as u64),
+            Addr::Reg32(r, off) => {
+                u64::from((w.regs[r as usize][l] as u32).wrapping_add(off as u32))
+            }
+            Addr::Abs(a) => a,
+            Addr::Frame(o) => u64::from(w.frame_base[l]) + u64::from(o),
+        }
+    }
+
+    fn load_at(&self, wi: usize, lane: usize, res: Res, off: u64, size: u32) -> u64 {
+        match res {
+            Res::Global | Res::Const => self.ctx.mem.load(off, size),
+            Res::Shared => read_le(self.shared, off as usize, size as usize),
+            Res::Local => read_le(&self.warps[wi].local[lane], off as usize, size as usize),
+            Res::Param => read_le(&self.ctx.params, off as usize, size as usize),
+        }
+    }
+
+    fn store_at(&mut self, wi: usize, lane: usize, res: Res, off: u64, size: u32, v: u64) {
+        match res {
+            Res::Global | Res::Const => self.ctx.mem.store(off, size, v),
+            Res::Shared => write_le(self.shared, off as usize, size as usize, v),
+            Res::Local => write_le(
+                &mut self.warps[wi].local[lane],
+                off as usize,
+                size as usize,
+                v,
+            ),
+            Res::Param => {}
+        }
+    }
+
+    /// The warp-wide fast path of a global access: when every executing lane's access
+    /// is aligned and the whole address range of the warp lies inside one writable (or,
+    /// for reads, any) allocation, returns the lanes' addresses; otherwise `None` and
+    /// the caller checks lane by lane (which also finds the exact failing lane).
+    fn global_fast_path(
+        &self,
+        wi: usize,
+        exec: u32,
+        space: MemSpace,
+        addr: Addr,
+        total: u32,
+        write: bool,
+    ) -> Option<[u64; 32]> {
+        if !matches!(
+            space,
+            MemSpace::Global | MemSpace::Generic | MemSpace::Const
+        ) {
+            return None;
+        }
+        let w = &self.warps[wi];
+        let mut addrs = [0u64; 32];
+        let (mut lo, mut hi, mut or) = (u64::MAX, 0u64, 0u64);
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let a = Self::lane_addr(w, addr, l);
+            addrs[l] = a;
+            lo = lo.min(a);
+            hi = hi.max(a);
+            or |= a;
+        }
+        if or & (u64::from(total) - 1) != 0 || hi < lo {
+            return None;
+        }
+        let span = (hi - lo).checked_add(u64::from(total))?;
+        if space == MemSpace::Generic {
+            // Every window lies above every host address: the range must end below them.
+            let end = lo.checked_add(span)?;
+            if end > PARAM_WINDOW.min(LOCAL_WINDOW).min(SHARED_WINDOW) {
+                return None;
+            }
+        }
+        match self.ctx.mem.check(lo, span) {
+            Ok(ro) if !(write && ro) => Some(addrs),
+            _ => None,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn exec_ld(
+        &mut self,
+        wi: usize,
+        pc: u32,
+        exec: u32,
+        space: MemSpace,
+        addr: Addr,
+        size: u8,
+        sext: bool,
+        n: u8,
+        dsts: &[u32; 8],
+    ) -> Result<(), Fault> {
+        let size = u32::from(size);
+        let total = size * u32::from(n);
+        if let Some(addrs) = self.global_fast_path(wi, exec, space, addr, total, false) {
+            let mem = &self.ctx.mem;
+            let regs = &mut self.warps[wi].regs;
+            let sh = 64 - 8 * size;
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                for k in 0..usize::from(n) {
+                    let v = mem.load(addrs[l] + (k as u64) * u64::from(size), size);
+                    let v = if sext {
+                        (((v << sh) as i64) >> sh) as u64
+                    } else {
+                        v
+                    };
+                    let d = dsts[k];
+                    if d != SINK {
+                        regs[d as usize][l] = v;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let a = Self::lane_addr(&self.warps[wi], addr, l as usize);
+            let (res, off) = self.check_access(wi, pc, l, space, a, total, false)?;
+            for k in 0..usize::from(n) {
+                let v = self.load_at(
+                    wi,
+                    l as usize,
+                    res,
+                    off + (k as u64) * u64::from(size),
+                    size,
+                );
+                let v = if sext {
+                    let sh = 64 - 8 * size;
+                    (((v << sh) as i64) >> sh) as u64
+                } else {
+                    v
+                };
+                let d = dsts[k];
+                if d != SINK {
+                    self.warps[wi].regs[d as usize][l as usize] = v;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn exec_st(
+        &mut self,
+        wi: usize,
+        pc: u32,
+        exec: u32,
+        space: MemSpace,
+        addr: Addr,
+        size: u8,
+        n: u8,
+        srcs: &[u32; 8],
+    ) -> Result<(), Fault> {
+        let size = u32::from(size);
+        let total = size * u32::from(n);
+        if let Some(addrs) = self.global_fast_path(wi, exec, space, addr, total, true) {
+            let mem = &self.ctx.mem;
+            let regs = &self.warps[wi].regs;
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                for k in 0..usize::from(n) {
+                    let v = regs[srcs[k] as usize][l];
+                    mem.store(addrs[l] + (k as u64) * u64::from(size), size, v);
+                }
+            }
+            return Ok(());
+        }
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let a = Self::lane_addr(&self.warps[wi], addr, l as usize);
+            let (res, off) = self.check_access(wi, pc, l, space, a, total, true)?;
+            for k in 0..usize::from(n) {
+                let v = self.warps[wi].regs[srcs[k] as usize][l as usize];
+                self.store_at(
+                    wi,
+                    l as usize,
+                    res,
+                    off + (k as u64) * u64::from(size),
+                    size,
+                    v,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn exec_cp_async(
+        &mut self,
+        wi: usize,
+        pc: u32,
+        exec: u32,
+        dst: Addr,
+        src: Addr,
+        size: u8,
+        src_size: Option<u32>,
+    ) -> Result<(), Fault> {
+        let size = u32::from(size);
+        let n_src = src_size.unwrap_or(size);
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let da = Self::lane_addr(&self.warps[wi], dst, l as usize);
+            let sa = Self::lane_addr(&self.warps[wi], src, l as usize);
+            let (_, soff) = if n_src > 0 {
+                self.check_access(wi, pc, l, MemSpace::Global, sa, size, false)?
+            } else {
+                (Res::Global, sa)
+            };
+            let (_, doff) = self.check_access(wi, pc, l, MemSpace::Shared, da, size, true)?;
+            for k in 0..size {
+                let v = if k < n_src {
+                    self.ctx.mem.load(soff + u64::from(k), 1)
+                } else {
+                    0
+                };
+                self.shared[(doff + u64::from(k)) as usize] = v as u8;
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn exec_atom(
+        &mut self,
+        wi: usize,
+        exec: u32,
+        space: MemSpace,
+        op: AtomOp,
+        size: u8,
+        d: u32,
+        addr: Addr,
+        b: u32,
+        c: u32,
+    ) -> Result<(), Fault> {
+        let size = u32::from(size);
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let w = &self.warps[wi];
+            let a = Self::lane_addr(w, addr, l as usize);
+            let bv = w.regs[b as usize][l as usize];
+            let cv = w.regs[c as usize][l as usize];
+            let (res, off) = resolve(space, a);
+            let sp = space_of(res);
+            if off % u64::from(size) != 0 {
+                return Err(fault(
+                    ErrorKind::Misaligned {
+                        space: sp,
+                        size,
+                        write: true,
+                    },
+                    wi,
+                    Some(l),
+                    Some(off),
+                ));
+            }
+            let oob = fault(
+                ErrorKind::OutOfBounds {
+                    space: sp,
+                    size,
+                    write: true,
+                },
+                wi,
+                Some(l),
+                Some(off),
+            );
+            let global_ftz = res == Res::Global;
+            let mut f = |old: u64| atom_apply(op, size, global_ftz, old, bv, cv);
+            let old = match res {
+                Res::Global => match self.ctx.mem.check(off, u64::from(size)) {
+                    Ok(false) => self.ctx.mem.rmw(off, size, &mut f),
+                    Ok(true) => return Err(fault(ErrorKind::ReadOnly, wi, Some(l), Some(off))),
+                    Err(()) => return Err(oob),
+                },
+                Res::Shared => {
+                    let sz = u64::from(self.ctx.shared_size);
+                    if off >= sz || u64::from(size) > sz - off {
+                        return Err(oob);
+                    }
+                    let old = read_le(self.shared, off as usize, size as usize);
+                    if let Some(new) = f(old) {
+                        write_le(self.shared, off as usize, size as usize, new);
+                    }
+                    old
+                }
+                _ => {
+                    return Err(fault(
+                        ErrorKind::InvalidOperand(
+                            "atomic on a space other than global or shared".into(),
+                        ),
+                        wi,
+                        Some(l),
+                        Some(off),
+                    ));
+                }
+            };
+            if d != SINK {
+                self.warps[wi].regs[d as usize][l as usize] = old;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The new value of an atomic location (`None`: unchanged).
+fn atom_apply(op: AtomOp, size: u32, global: bool, old: u64, b: u64, c: u64) -> Option<u64> {
+    let w = if size == 8 {
+        W::W64
+    } else if size == 2 {
+        W::W16
+    } else {
+        W::W32
+    };
+    let z = |x: u64| alu::zx(x, w);
+    let s = |x: u64| alu::sx(x, w);
+    Some(match op {
+        AtomOp::And => old & b,
+        AtomOp::Or => old | b,
+        AtomOp::Xor => old ^ b,
+        AtomOp::Exch => b,
+        AtomOp::Cas => {
+            if z(old) == z(b) {
+                c
+            } else {
+                return None;
+            }
+        }
+        AtomOp::AddU => old.wrapping_add(b),
+        AtomOp::AddF32 { .. } => alu::fadd(crate::float::F32, global, old, b),
+        AtomOp::AddF64 => alu::fadd(crate::float::F64, false, old, b),
+        AtomOp::AddF16 => alu::fadd(alu::HALF, false, old, b),
+        AtomOp::AddBF16 => alu::fadd(alu::BHALF, false, old, b),
+        AtomOp::AddF16x2 | AtomOp::AddBF16x2 => {
+            let f = if op == AtomOp::AddF16x2 {
+                alu::HALF
+            } else {
+                alu::BHALF
+            };
+            let lo = alu::fadd(f, false, old & 0xFFFF, b & 0xFFFF) & 0xFFFF;
+            let hi = alu::fadd(f, false, (old >> 16) & 0xFFFF, (b >> 16) & 0xFFFF) & 0xFFFF;
+            (hi << 16) | lo
+        }
+        AtomOp::Inc => {
+            if z(old) >= z(b) {
+                0
+            } else {
+                old.wrapping_add(1)
+            }
+        }
+        AtomOp::Dec => {
+            if z(old) == 0 || z(old) > z(b) {
+                b
+            } else {
+                old.wrapping_sub(1)
+            }
+        }
+        AtomOp::MinU => z(old).min(z(b)),
+        AtomOp::MaxU => z(old).max(z(b)),
+        AtomOp::MinS => s(old).min(s(b)) as u64,
+        AtomOp::MaxS => s(old).max(s(b)) as u64,
+    })
+}

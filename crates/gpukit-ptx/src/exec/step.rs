@@ -1,0 +1,507 @@
+//! One warp step: the dispatcher over the decoded instructions. ALU, predicate, move and
+//! branch semantics are here; memory, barrier, warp-synchronous and call instructions
+//! go to their family's file.
+
+use crate::alu;
+use crate::error::ErrorKind;
+use crate::program::*;
+
+use super::common::*;
+use super::sync::{match_sync, redux, shfl, vote};
+
+/// Instructions a warp runs before the scheduler moves to the next warp.
+const SLICE: u64 = 1 << 12;
+
+impl Block<'_, '_> {
+    /// Runs warp `wi` until it blocks, finishes or uses its time slice.
+    pub(super) fn run_warp(&mut self, wi: usize) -> Result<u64, Fault> {
+        let prog = self.ctx.prog;
+        let mut steps = 0u64;
+        loop {
+            if self.warps[wi].group == 0 && !self.select(wi)? {
+                return Ok(steps);
+            }
+            if steps >= SLICE {
+                return Ok(steps);
+            }
+            steps += 1;
+            self.steps += 1;
+            if let Some(max) = self.ctx.max_steps
+                && self.steps > max
+            {
+                return Err(fault(ErrorKind::StepLimit(max), wi, None, None));
+            }
+            let w = &mut self.warps[wi];
+            if w.runnable == 0 {
+                w.div_steps = 0;
+            } else {
+                w.div_steps += 1;
+                if w.div_steps > SLICE {
+                    w.div_steps = 0;
+                    w.rotate();
+                }
+            }
+            let pc = w.group_pc;
+            let Some(inst) = prog.insts.get(pc as usize) else {
+                return Err(fault(
+                    ErrorKind::InvalidOperand(format!("program counter {pc} out of range")),
+                    wi,
+                    None,
+                    None,
+                ));
+            };
+            let mut exec = w.group;
+            if let Some(g) = inst.guard {
+                let pm = w.preds[g.reg as usize];
+                exec &= if g.neg { !pm } else { pm };
+            }
+            w.clock += 1;
+            self.stats.warp_insts += 1;
+            self.stats.thread_insts += u64::from(exec.count_ones());
+            match &inst.op {
+                Op::Alu { f, d, s } => {
+                    if exec != 0 {
+                        match f {
+                            Alu::AddCc { .. } | Alu::MadCc { .. } => carry_op(w, f, *d, s, exec),
+                            _ => {
+                                let out = alu::compute(f, &w.regs, s);
+                                if let Alu::Approx(..) = f {
+                                    self.stats.approx += u64::from(exec.count_ones());
+                                }
+                                write_lanes(&mut w.regs, *d, &out, exec);
+                            }
+                        }
+                    }
+                    w.advance();
+                }
+                Op::Selp { d, a, b, p } => {
+                    if exec != 0 && *d != SINK {
+                        let pm = w.preds[p.reg as usize] ^ if p.neg { FULL } else { 0 };
+                        let (av, bv) = (w.regs[*a as usize], w.regs[*b as usize]);
+                        let dst = &mut w.regs[*d as usize];
+                        for l in 0..32 {
+                            if (exec >> l) & 1 == 1 {
+                                dst[l] = if (pm >> l) & 1 == 1 { av[l] } else { bv[l] };
+                            }
+                        }
+                    }
+                    w.advance();
+                }
+                Op::Setp {
+                    cmp,
+                    p,
+                    q,
+                    a,
+                    b,
+                    bop,
+                } => {
+                    if exec != 0 {
+                        let (av, bv) = (&w.regs[*a as usize], &w.regs[*b as usize]);
+                        let mut t = 0u32;
+                        for l in 0..32 {
+                            if alu::compare(*cmp, av[l], bv[l]) {
+                                t |= 1 << l;
+                            }
+                        }
+                        let (pv, qv) = match bop {
+                            None => (t, !t),
+                            Some((op, c)) => {
+                                let cv = w.preds[c.reg as usize] ^ if c.neg { FULL } else { 0 };
+                                (bool_op(*op, t, cv), bool_op(*op, !t, cv))
+                            }
+                        };
+                        set_pred(&mut w.preds, *p, pv, exec);
+                        set_pred(&mut w.preds, *q, qv, exec);
+                    }
+                    w.advance();
+                }
+                Op::Set {
+                    cmp,
+                    float_result,
+                    d,
+                    a,
+                    b,
+                    bop,
+                    c,
+                } => {
+                    if exec != 0 && *d != SINK {
+                        let cv = w.preds[c.reg as usize] ^ if c.neg { FULL } else { 0 };
+                        let (av, bv) = (w.regs[*a as usize], w.regs[*b as usize]);
+                        let dst = &mut w.regs[*d as usize];
+                        for l in 0..32 {
+                            if (exec >> l) & 1 == 1 {
+                                let t = u32::from(alu::compare(*cmp, av[l], bv[l])) << l;
+                                let v = bool_op(*bop, t, cv) & (1 << l) != 0;
+                                dst[l] = match (v, float_result) {
+                                    (true, true) => u64::from(1.0f32.to_bits()),
+                                    (true, false) => 0xFFFF_FFFF,
+                                    _ => 0,
+                                };
+                            }
+                        }
+                    }
+                    w.advance();
+                }
+                Op::Testp { op, fmt, p, a } => {
+                    if exec != 0 {
+                        let av = &w.regs[*a as usize];
+                        let mut t = 0u32;
+                        for l in 0..32 {
+                            if alu::testp(*op, *fmt, av[l]) {
+                                t |= 1 << l;
+                            }
+                        }
+                        set_pred(&mut w.preds, *p, t, exec);
+                    }
+                    w.advance();
+                }
+                Op::Pred { op, d, a, b } => {
+                    if exec != 0 {
+                        let av = w.preds[a.reg as usize] ^ if a.neg { FULL } else { 0 };
+                        let bv = w.preds[b.reg as usize] ^ if b.neg { FULL } else { 0 };
+                        let v = match op {
+                            POp::Mov => av,
+                            POp::Not => !av,
+                            POp::And => av & bv,
+                            POp::Or => av | bv,
+                            POp::Xor => av ^ bv,
+                        };
+                        set_pred(&mut w.preds, *d, v, exec);
+                    }
+                    w.advance();
+                }
+                Op::PredConst { d, value } => {
+                    set_pred(&mut w.preds, *d, if *value { FULL } else { 0 }, exec);
+                    w.advance();
+                }
+                Op::Unpack { bits, src, dsts } => {
+                    if exec != 0 {
+                        let sv = w.regs[*src as usize];
+                        let mask = if *bits >= 64 {
+                            u64::MAX
+                        } else {
+                            (1u64 << bits) - 1
+                        };
+                        for (k, &d) in dsts.iter().enumerate() {
+                            if d == SINK {
+                                continue;
+                            }
+                            let out = sv.map(|x| (x >> (u32::from(*bits) * k as u32)) & mask);
+                            write_lanes(&mut w.regs, d, &out, exec);
+                        }
+                    }
+                    w.advance();
+                }
+                Op::LocalAddr { d, off } => {
+                    if exec != 0 && *d != SINK {
+                        let base = w.frame_base;
+                        let out = std::array::from_fn(|l| u64::from(base[l]) + u64::from(*off));
+                        write_lanes(&mut w.regs, *d, &out, exec);
+                    }
+                    w.advance();
+                }
+                Op::Clock { d } => {
+                    if exec != 0 && *d != SINK {
+                        let out = [w.clock; 32];
+                        write_lanes(&mut w.regs, *d, &out, exec);
+                    }
+                    w.advance();
+                }
+                Op::Cvta {
+                    to_generic,
+                    narrow,
+                    space,
+                    d,
+                    a,
+                } => {
+                    if exec != 0 && *d != SINK {
+                        let base = match space {
+                            MemSpace::Shared => SHARED_WINDOW,
+                            MemSpace::Local => LOCAL_WINDOW,
+                            _ => 0,
+                        };
+                        let (to, narrow) = (*to_generic, *narrow);
+                        let out = w.regs[*a as usize].map(|x| {
+                            let x = if narrow { u64::from(x as u32) } else { x };
+                            let r = if to {
+                                x.wrapping_add(base)
+                            } else {
+                                x.wrapping_sub(base)
+                            };
+                            if narrow { u64::from(r as u32) } else { r }
+                        });
+                        write_lanes(&mut w.regs, *d, &out, exec);
+                    }
+                    w.advance();
+                }
+                Op::Isspacep { space, p, a } => {
+                    if exec != 0 {
+                        let av = &w.regs[*a as usize];
+                        let mut t = 0u32;
+                        for l in 0..32 {
+                            let (r, _) = resolve(MemSpace::Generic, av[l]);
+                            let hit = match space {
+                                MemSpace::Shared => r == Res::Shared,
+                                MemSpace::Local => r == Res::Local,
+                                MemSpace::KParam => r == Res::Param,
+                                _ => r == Res::Global,
+                            };
+                            if hit {
+                                t |= 1 << l;
+                            }
+                        }
+                        set_pred(&mut w.preds, *p, t, exec);
+                    }
+                    w.advance();
+                }
+                Op::Nop => w.advance(),
+                Op::Ld {
+                    space,
+                    addr,
+                    size,
+                    sext,
+                    n,
+                    dsts,
+                } => {
+                    let (space, addr, size, sext, n, dsts) =
+                        (*space, *addr, *size, *sext, *n, *dsts);
+                    self.exec_ld(wi, pc, exec, space, addr, size, sext, n, &dsts)?;
+                    self.warps[wi].advance();
+                }
+                Op::St {
+                    space,
+                    addr,
+                    size,
+                    n,
+                    srcs,
+                } => {
+                    let (space, addr, size, n, srcs) = (*space, *addr, *size, *n, *srcs);
+                    self.exec_st(wi, pc, exec, space, addr, size, n, &srcs)?;
+                    self.warps[wi].advance();
+                }
+                Op::Atom {
+                    space,
+                    op,
+                    size,
+                    d,
+                    addr,
+                    b,
+                    c,
+                } => {
+                    let (space, op, size, d, addr, b, c) = (*space, *op, *size, *d, *addr, *b, *c);
+                    self.exec_atom(wi, exec, space, op, size, d, addr, b, c)?;
+                    self.warps[wi].advance();
+                }
+                Op::CpAsync {
+                    dst,
+                    src,
+                    size,
+                    src_size,
+                } => {
+                    let (dst, src, size, src_size) = (*dst, *src, *size, *src_size);
+                    self.exec_cp_async(wi, pc, exec, dst, src, size, src_size)?;
+                    self.warps[wi].advance();
+                }
+                Op::Bra { target } => {
+                    let not_taken = w.group & !exec;
+                    if not_taken == 0 {
+                        w.jump(*target);
+                    } else if exec == 0 {
+                        w.advance();
+                    } else {
+                        w.send(exec, *target);
+                        w.send(not_taken, pc + 1);
+                    }
+                }
+                Op::Brx { idx, targets } => {
+                    let iv = w.regs[*idx as usize];
+                    let mut m = exec;
+                    while m != 0 {
+                        let l = m.trailing_zeros();
+                        m &= m - 1;
+                        let i = iv[l as usize] as u32;
+                        let Some(&t) = targets.get(i as usize) else {
+                            return Err(fault(
+                                ErrorKind::InvalidOperand(format!(
+                                    "brx.idx index {i} past the target list"
+                                )),
+                                wi,
+                                Some(l),
+                                None,
+                            ));
+                        };
+                        w.send(1 << l, t);
+                    }
+                    let rest = w.group;
+                    w.send(rest, pc + 1);
+                }
+                Op::Call { func, args, .. } => {
+                    let (func, args) = (*func, args.clone());
+                    self.exec_call(wi, pc, exec, func, &args)?;
+                }
+                Op::Ret => {
+                    self.exec_ret(wi, pc, exec)?;
+                }
+                Op::Exit => {
+                    w.exited |= exec;
+                    w.group &= !exec;
+                    if w.group != 0 {
+                        w.advance();
+                    }
+                }
+                Op::Trap => {
+                    if exec != 0 {
+                        return Err(fault(
+                            ErrorKind::Trap,
+                            wi,
+                            Some(exec.trailing_zeros()),
+                            None,
+                        ));
+                    }
+                    w.advance();
+                }
+                Op::Brkpt => {
+                    if exec != 0 {
+                        return Err(fault(
+                            ErrorKind::Breakpoint,
+                            wi,
+                            Some(exec.trailing_zeros()),
+                            None,
+                        ));
+                    }
+                    w.advance();
+                }
+                Op::Bar {
+                    kind,
+                    aligned,
+                    id,
+                    count,
+                    c,
+                    ..
+                } => {
+                    let (kind, aligned, id, count, c) = (*kind, *aligned, *id, *count, *c);
+                    self.exec_bar(wi, pc, exec, kind, aligned, id, count, c)?;
+                }
+                Op::BarWarpSync { mask } => {
+                    if let Some(exec) = self.warp_sync_arrive(wi, pc, exec, *mask)? {
+                        let _ = exec;
+                        if let Some(r) = self.race.as_deref_mut() {
+                            r.clock[wi] += 1;
+                        }
+                        self.warps[wi].advance();
+                    }
+                }
+                Op::Shfl {
+                    mode,
+                    d,
+                    p,
+                    a,
+                    b,
+                    c,
+                    mask,
+                } => {
+                    if let Some(exec) = self.warp_sync_arrive(wi, pc, exec, *mask)? {
+                        let w = &mut self.warps[wi];
+                        shfl(w, exec, *mode, *d, *p, *a, *b, *c);
+                        w.advance();
+                    }
+                }
+                Op::Vote { mode, d, a, mask } => {
+                    if let Some(exec) = self.warp_sync_arrive(wi, pc, exec, *mask)? {
+                        let w = &mut self.warps[wi];
+                        vote(w, exec, *mode, *d, *a);
+                        w.advance();
+                    }
+                }
+                Op::Redux { op, d, a, mask } => {
+                    if let Some(exec) = self.warp_sync_arrive(wi, pc, exec, *mask)? {
+                        let w = &mut self.warps[wi];
+                        let v = redux(*op, &w.regs[*a as usize], exec);
+                        if *d != SINK {
+                            write_lanes(&mut w.regs, *d, &[v; 32], exec);
+                        }
+                        w.advance();
+                    }
+                }
+                Op::Match {
+                    all,
+                    wide,
+                    d,
+                    p,
+                    a,
+                    mask,
+                } => {
+                    if let Some(exec) = self.warp_sync_arrive(wi, pc, exec, *mask)? {
+                        let w = &mut self.warps[wi];
+                        match_sync(w, exec, *all, *wide, *d, *p, *a);
+                        w.advance();
+                    }
+                }
+                Op::Activemask { d } => {
+                    if exec != 0 && *d != SINK {
+                        let g = u64::from(w.group);
+                        write_lanes(&mut w.regs, *d, &[g; 32], exec);
+                    }
+                    w.advance();
+                }
+            }
+        }
+    }
+}
+
+fn carry_op(w: &mut Warp, f: &Alu, d: u32, s: &[u32; 4], exec: u32) {
+    let mut out = [0u64; 32];
+    let mut cc = w.cc;
+    for l in 0..32 {
+        if (exec >> l) & 1 == 0 {
+            continue;
+        }
+        let a = w.regs[s[0] as usize][l];
+        let b = w.regs[s[1] as usize][l];
+        let cin = u128::from((w.cc >> l) & 1);
+        let (v, wbits, cout_mask) = match *f {
+            Alu::AddCc {
+                w: wd,
+                carry_in,
+                carry_out,
+                sub,
+            } => {
+                let bits = wd.bits();
+                let (a, b) = (u128::from(alu::zx(a, wd)), u128::from(alu::zx(b, wd)));
+                let ci = if carry_in { cin } else { 0 };
+                let v = if sub {
+                    // a - b - borrow; the carry flag holds the borrow.
+                    a.wrapping_sub(b).wrapping_sub(ci)
+                } else {
+                    a + b + ci
+                };
+                (v, bits, carry_out)
+            }
+            Alu::MadCc {
+                w: wd,
+                hi,
+                carry_in,
+                carry_out,
+            } => {
+                let bits = wd.bits();
+                let c = w.regs[s[2] as usize][l];
+                let p = u128::from(alu::zx(a, wd)) * u128::from(alu::zx(b, wd));
+                let part = if hi {
+                    p >> bits
+                } else {
+                    p & ((1u128 << bits) - 1)
+                };
+                let ci = if carry_in { cin } else { 0 };
+                (part + u128::from(alu::zx(c, wd)) + ci, bits, carry_out)
+            }
+            _ => (0, 64, false),
+        };
+        out[l] = v as u64;
+        if cout_mask {
+            let carry = (v >> wbits) & 1 == 1;
+            cc = if carry { cc | (1 << l) } else { cc & !(1 << l) };
+        }
+    }
+    w.cc = cc;
+    write_lanes(&mut w.regs, d, &out, exec);
+}
