@@ -1,9 +1,10 @@
 //! Raw built-in launches whose index buffers lie in their CONTENTS (the broadcast and
-//! strided copies' dims and strides, gather/scatter indices, eos_gather's `seq`): the
-//! CPU and the emulator give the same error variant for the same launch, because both
-//! apply the one content check (`gpukit::abi::check_contents`; docs/reliability.md).
-//! Before it, the CPU refused these with `Argument`/`IndexOutOfRange` while the
-//! emulator ran the PTX: a memcheck `KernelFault`, or a launch that went through.
+//! strided copies' dims and strides, gather/scatter indices): the CPU and the
+//! emulator give the same error variant for the same launch, because both apply the
+//! one content check (`gpukit::abi::check_contents`; docs/reliability.md). Before it,
+//! the CPU refused these with `Argument`/`IndexOutOfRange` while the emulator ran the
+//! PTX: a memcheck `KernelFault`, or a launch that went through. Also `eos_gather`
+//! with no token per row (`seq = 0`), now refused by the ABI check on every backend.
 
 use gpukit::prelude::*;
 use gpukit_tests::fill::cpu_and_emu;
@@ -197,7 +198,7 @@ fn broadcast_contents_that_lie_are_argument_errors_on_both() {
 
 #[test]
 fn eos_gather_with_no_token_is_an_argument_error_on_both() {
-    // seq = 0 with batch = 2, d = 1: the CPU refused it, the PTX read outside `ids`.
+    // seq = 0 with batch = 2, d = 1: only the CPU kernel refused it before.
     both("Argument(4)", |k| {
         let out = k.upload(&[0f32; 2]).unwrap();
         let x = k.upload(&[0f32; 2]).unwrap();
