@@ -19,9 +19,15 @@
 //! given buffers (every buffer is a guard-banded view, [`Guarded`]) and no kernel
 //! fault (the emulator's memcheck sees every access from inside; an op validates
 //! before it launches); the same verdict on both backends (both accept or both
-//! refuse). The pure functions (output shapes,
-//! `numel`, `attention_supported`, `attention_default_scale`) are called with the
-//! same lying arguments: they must return promptly without a panic.
+//! refuse). The pure functions (output shapes, `numel`, `attention_supported`,
+//! `attention_default_scale`) are called with the same lying arguments: they must
+//! return without a panic, within the batch's time limit.
+//!
+//! A second target, `fuzz_content_launches`, makes raw `launch_builtin` calls of the
+//! kernels whose buffers' contents index others (the broadcasts, the strided copy,
+//! gather, scatter, check_index, eos_gather) with plausible or lying contents, and
+//! asserts the same result class (error variant and argument) on both backends, no
+//! kernel fault, no write outside the buffers, and the same bytes when both accept.
 //!
 //! `map` compiles CUDA C on the emulator: where NVRTC is missing the emulator refuses
 //! it while the CPU runs it, so its verdict is compared only where NVRTC is present
