@@ -452,3 +452,4 @@ mod tests {
 
 pub mod child;
 pub mod fill;
+pub mod fuzzing;

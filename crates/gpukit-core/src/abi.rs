@@ -7,17 +7,21 @@
 //! scalars are i64. Shapes are row-major and contiguous unless a stride says otherwise.
 //! Ops validate everything (shapes, lengths, dtypes, overlaps, index ranges) before a
 //! launch; kernels may assume valid arguments, but a CPU kernel still never reads or
-//! writes outside the buffers it was given.
+//! writes outside the buffers it was given. A raw launch is checked by
+//! [`check_args`] (lengths against scalars, every backend) and [`check_contents`]
+//! (what index buffers hold, on the backends that can read them: CPU, emulator).
 
 use crate::DType;
 
 pub mod attention;
 mod check;
+pub mod contents;
 pub mod conv;
 pub mod movement;
 pub mod norm;
 use crate::numeric::{FLOAT_DTYPES, INT_DTYPES};
 pub use check::check_args;
+pub use contents::check_contents;
 
 /// One built-in kernel family: the op, the dtypes it is instantiated for, its arguments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

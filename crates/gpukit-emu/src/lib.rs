@@ -318,6 +318,11 @@ impl EmuDevice {
     fn launch_builtin(&self, name: &str, args: &[KernelArg]) -> Result<()> {
         // Arguments against the ABI before the plan sizes its scratch from them.
         gpukit_core::abi::check_args(name, args)?;
+        // What index buffers hold (dims, strides, indices), checked as the CPU kernels
+        // check it: device memory is host memory here, so a lying content is the same
+        // error on both backends instead of a memcheck fault (or a silent pass) in the
+        // middle of the PTX.
+        gpukit_core::abi::check_contents(name, args, |index, n| read_i64s(&args[index], n))?;
         let p = plan::plan(name, args)?;
         let scratch = if p.scratch_bytes > 0 {
             let s = self.raw_alloc(p.scratch_bytes)?;
@@ -348,6 +353,48 @@ impl EmuDevice {
         }
         Ok(())
     }
+}
+
+/// The first `n` i64 of buffer argument `arg` (`check_contents` asks only for counts
+/// within the buffer; a count past it, or a non-buffer, is refused here too).
+fn read_i64s(arg: &KernelArg, n: usize) -> Result<Vec<i64>> {
+    let KernelArg::Buffer { ptr, bytes, .. } = *arg else {
+        return Err(Error::Argument {
+            kernel: String::new(),
+            index: 0,
+            reason: "an index argument is not a buffer".into(),
+        });
+    };
+    let len = n
+        .checked_mul(8)
+        .filter(|&l| l <= bytes && (ptr.0 != 0 || l == 0));
+    let Some(len) = len else {
+        return Err(Error::Argument {
+            kernel: String::new(),
+            index: 0,
+            reason: format!("{n} indices past a buffer of {bytes} bytes"),
+        });
+    };
+    let mut bytes_out = Vec::new();
+    bytes_out
+        .try_reserve_exact(len)
+        .map_err(|_| Error::OutOfMemory {
+            requested: len,
+            available: usize::try_from(gpukit_core::host_memory().available).unwrap_or(usize::MAX),
+        })?;
+    bytes_out.resize(len, 0u8);
+    if len > 0 {
+        // SAFETY: `ptr .. ptr + len` lies inside the argument's range (checked above),
+        // which lies in a live allocation of this device (host memory: the contract of
+        // `Device::launch`); launches are synchronous, so nothing writes it meanwhile.
+        unsafe {
+            std::ptr::copy_nonoverlapping(ptr.0 as usize as *const u8, bytes_out.as_mut_ptr(), len)
+        };
+    }
+    Ok(bytes_out
+        .chunks_exact(8)
+        .map(|c| i64::from_ne_bytes(c.try_into().expect("8 bytes")))
+        .collect())
 }
 
 impl Device for EmuDevice {

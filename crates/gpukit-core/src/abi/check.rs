@@ -115,8 +115,8 @@ impl Checker<'_> {
 /// and every buffer at least as long as the scalars say it is read or written (extents
 /// computed without overflow). Names outside the ABI table are left to the backend.
 ///
-/// Contents of index buffers (`dims`, `strides`, `idx`, `ids`) are device data and are
-/// not read here: the kernels check what they index with them.
+/// Contents of index buffers (`dims`, `strides`, `idx`) are device data and are not
+/// read here: [`super::check_contents`] checks them where a backend can read them.
 ///
 /// Errors: [`Error::Argument`] naming the kernel and the first offending argument.
 pub fn check_args(name: &str, args: &[KernelArg]) -> Result<()> {
@@ -386,6 +386,11 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
         }
         "eos_gather" => {
             let (batch, seq, d) = (s[3], s[4], s[5]);
+            if seq == 0 {
+                // Every row picks one of its seq tokens: none to pick is refused on
+                // every backend (the CPU kernel alone refused it before).
+                return c.err(4, "seq must be at least 1".into());
+            }
             c.need_prod(0, &[batch, d])?;
             c.need_prod(1, &[batch, seq, d])?;
             c.need_prod(2, &[batch, seq])?;
@@ -554,6 +559,19 @@ mod tests {
         assert!(matches!(
             check_args("bmm_f32", &mm),
             Err(Error::Argument { index: 0, .. })
+        ));
+        // eos_gather with no token to pick (seq = 0), whatever the other sizes.
+        let eos = [
+            buf(2, f),
+            buf(0, f),
+            buf(0, DType::I64),
+            KernelArg::I64(2),
+            KernelArg::I64(0),
+            KernelArg::I64(1),
+        ];
+        assert!(matches!(
+            check_args("eos_gather_f32", &eos),
+            Err(Error::Argument { index: 4, .. })
         ));
         // Names outside the table are the backend's to refuse.
         assert!(check_args("no_such_f32", &[]).is_ok());

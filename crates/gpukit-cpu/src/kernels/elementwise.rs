@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use gpukit_core::abi::contents::broadcast_dims;
 use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, UnaryOp, relu};
 use gpukit_core::{Element, Result};
 use rayon::prelude::*;
@@ -171,20 +172,6 @@ pub(crate) fn unary<T: FloatElement<Real: LaneMath>, const OP: u8>(
     Ok(())
 }
 
-/// The index range `[min, max]` an operand is read at, given dims and strides.
-fn offset_range(dims: &[usize], strides: &[i64]) -> Option<(i128, i128)> {
-    let (mut lo, mut hi) = (0i128, 0i128);
-    for (&d, &s) in dims.iter().zip(strides) {
-        let span = (d as i128 - 1).checked_mul(s as i128)?;
-        if span < 0 {
-            lo = lo.checked_add(span)?;
-        } else {
-            hi = hi.checked_add(span)?;
-        }
-    }
-    Some((lo, hi))
-}
-
 /// Drops size-1 dims and merges dims that are contiguous for both operands.
 fn simplify(dims: &[usize], sa: &[i64], sb: &[i64]) -> (Vec<usize>, Vec<isize>, Vec<isize>) {
     let (mut d, mut a, mut b) = (Vec::new(), Vec::<isize>::new(), Vec::<isize>::new());
@@ -242,42 +229,18 @@ pub(crate) fn binary_bc<T: Arith, const OP: u8>(args: &BuiltinArgs<'_>) -> Resul
             bstr_b.slice()[..ndim].to_vec(),
         )
     };
-    let mut dims = Vec::with_capacity(ndim);
-    let mut total: usize = 1;
-    for &d in &dims_i {
-        let Ok(d) = usize::try_from(d) else {
-            return arg_err(args, 3, format!("negative dimension {d}"));
-        };
-        total = match total.checked_mul(d) {
-            Some(t) => t,
-            None => return arg_err(args, 3, "the dimensions' product overflows"),
-        };
-        dims.push(d);
-    }
-    if total != n_out {
-        return arg_err(
-            args,
-            7,
-            format!("n_out {n_out} is not the product of dims {dims_i:?} ({total})"),
-        );
-    }
+    // The shared content check (the emulator applies the same before its launch).
+    let dims = broadcast_dims(
+        args.kernel(),
+        &dims_i,
+        &astr,
+        &bstr,
+        n_out,
+        a.len(),
+        b.len(),
+    )?;
     if n_out == 0 {
         return Ok(());
-    }
-    for (idx, buf, strides) in [(1usize, &a, &astr), (2, &b, &bstr)] {
-        match offset_range(&dims, strides) {
-            Some((lo, hi)) if lo >= 0 && hi < buf.len() as i128 => {}
-            _ => {
-                return arg_err(
-                    args,
-                    idx,
-                    format!(
-                        "strides {strides:?} over dims {dims_i:?} read outside the buffer's {} elements",
-                        buf.len()
-                    ),
-                );
-            }
-        }
     }
     let o = out.ptr() as usize;
     let outs = [(o, o + n_out * std::mem::size_of::<T>())];

@@ -2,26 +2,21 @@
 //! and range-checked before anything is written; an index still out of range gives
 //! [`Error::IndexOutOfRange`], never an access outside the buffers.
 
+use gpukit_core::abi::contents::resolve_indices;
 use gpukit_core::numeric::resolve_index;
-use gpukit_core::{Element, Error, Result};
+use gpukit_core::{Element, Result};
 use rayon::prelude::*;
 
 use super::{PAR_GRAIN, input_slice, mul};
 use crate::args::{BuiltinArgs, RawBuf};
 
-/// Reads `idx[..n]` and resolves every index against `axis_len`.
+/// Reads `idx[..n]` and resolves every index against `axis_len`: the shared content
+/// check ([`gpukit_core::abi::contents::resolve_indices`], which the emulator applies
+/// too).
 fn resolve_all(op: &str, idx: &RawBuf<'_, i64>, n: usize, axis_len: usize) -> Result<Vec<usize>> {
     // SAFETY: idx holds n elements (checked by the caller); nothing is written yet.
     let raw = unsafe { &idx.slice()[..n] };
-    raw.iter()
-        .map(|&i| {
-            resolve_index(i, axis_len).ok_or_else(|| Error::IndexOutOfRange {
-                op: op.to_string(),
-                index: i,
-                axis_len,
-            })
-        })
-        .collect()
+    resolve_indices(op, raw, axis_len)
 }
 
 /// Gather. Args: out, data, idx, outer, axis_len, inner, nidx.

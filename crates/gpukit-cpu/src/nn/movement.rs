@@ -9,6 +9,7 @@
 //! output exactly as the contract says (docs/ops/movement.md); the loop structure
 //! around it does not change any bit.
 
+use gpukit_core::abi::contents::strided_layout;
 use gpukit_core::abi::kernel_name;
 use gpukit_core::abi::movement::{KERNELS, MAX_RANK};
 use gpukit_core::half::{bf16, f16};
@@ -145,46 +146,12 @@ fn strided_copy<T: Element>(args: &BuiltinArgs<'_>) -> Result<()> {
             strides_b.slice()[..ndim].to_vec(),
         )
     };
-    let mut dims = Vec::with_capacity(ndim);
-    let mut strides = Vec::with_capacity(ndim);
-    let mut total = 1usize;
-    for (&d, &s) in di.iter().zip(&si) {
-        let (Ok(d), Ok(s)) = (usize::try_from(d), usize::try_from(s)) else {
-            return arg_err(
-                args,
-                2,
-                format!("negative dim or stride in {di:?} / {si:?}"),
-            );
-        };
-        total = mul(args, 2, total, d)?;
-        dims.push(d);
-        strides.push(s);
-    }
-    if total != n_out {
-        return arg_err(
-            args,
-            6,
-            format!("n_out {n_out} is not the product of {di:?}"),
-        );
-    }
+    // The shared content check (the emulator applies the same before its launch).
+    let layout = strided_layout(args.kernel(), &di, &si, offset, n_out, x.len())?;
     if n_out == 0 {
         return Ok(());
     }
-    // The last element read: offset + Σ (dim - 1)·stride, checked.
-    let mut last = Some(offset);
-    for (&d, &s) in dims.iter().zip(&strides) {
-        last = last.and_then(|l| (d - 1).checked_mul(s).and_then(|v| v.checked_add(l)));
-    }
-    let n_x = match last {
-        Some(l) if l < x.len() => l + 1,
-        _ => {
-            return arg_err(
-                args,
-                1,
-                format!("reads outside the buffer's {} elements", x.len()),
-            );
-        }
-    };
+    let (dims, strides, n_x) = (layout.dims, layout.strides, layout.n_x);
     // Merge axes: drop size-1 axes, fuse an axis into the next when contiguous.
     let mut cd: Vec<usize> = Vec::with_capacity(ndim);
     let mut cs: Vec<usize> = Vec::with_capacity(ndim);
