@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 48] = [
+pub const OPS: [&str; 49] = [
     "softmax_rows",
     "sum",
     "dot",
@@ -28,6 +28,7 @@ pub const OPS: [&str; 48] = [
     "concat",
     "slice",
     "permute",
+    "as_strided",
     "expand",
     "expand_last",
     "resize_bilinear",
@@ -399,6 +400,37 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             let o = c.buf("out", d, fit(&dims));
             let x = c.input("x", d, fit(&dims), o);
             ops::permute(k, c.v(o), c.v(x), &dims, &perm)
+        }
+        "as_strided" => {
+            let dims = c.dims("dims", 5);
+            let mut strides: Vec<usize> = dims.iter().map(|_| c.r.below(7) as usize).collect();
+            if !c.tame && c.r.one_in(6) {
+                // Lying strides: one huge, or one entry too many.
+                if let Some(s0) = strides.first_mut() {
+                    *s0 = *c.r.pick(&[1usize << 40, usize::MAX / 2, usize::MAX]);
+                } else {
+                    strides.push(1);
+                }
+            }
+            let offset = if c.tame {
+                c.r.below(4) as usize
+            } else {
+                c.r.below(64) as usize
+            };
+            c.note("strides", &strides);
+            c.note("offset", offset);
+            // The input x needs: offset + Σ (d - 1)·s + 1 elements.
+            let need = dims
+                .iter()
+                .zip(&strides)
+                .try_fold(offset, |a, (&d, &s)| {
+                    d.checked_sub(1)?.checked_mul(s)?.checked_add(a)
+                })
+                .and_then(|l| l.checked_add(1))
+                .filter(|&n| n <= MAX_FIT);
+            let o = c.buf("out", d, fit(&dims));
+            let x = c.input("x", d, need, o);
+            ops::as_strided(k, c.v(o), c.v(x), &dims, &strides, offset)
         }
         "expand" => {
             let out_dims = c.dims("out_dims", 5);
