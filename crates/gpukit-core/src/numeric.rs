@@ -379,11 +379,13 @@ pub fn silu<R: Real>(x: R) -> R {
 /// ```
 ///
 /// `l` is `log1p(u)` by Goldberg's method: the division by `w - 1` (the value `log`
-/// was actually given, minus one) cancels the rounding of `w`. Four roundings after
-/// `exp` (`1 + u`, `log`, `/`, `*`) plus the final `+` for positive `x`; the measured
-/// error is in docs/numerics.md. `softplus(+inf) = +inf`, `softplus(-inf) = +0.0`,
-/// `softplus(±0) = log(2)`; for `x` below about -87 (f32) / -708 (f64) the result is
-/// `exp(x)` itself, down through the subnormals to `+0.0`.
+/// was actually given, minus one) cancels the rounding of `w`. After `exp`: the
+/// roundings of `1 + u`, `/` and `*`, `log`'s own error, and the final `+` for positive
+/// `x`; the measured error (at most 2.63 ulp in f32, 2.16 in f64) is in
+/// docs/numerics.md. `softplus(+inf) = +inf`, `softplus(-inf) = +0.0`,
+/// `softplus(±0) = log(2)`; for `x` below `-24·ln 2 ≈ -16.6` (f32) / `-53·ln 2 ≈ -36.7`
+/// (f64), where `1 + u` rounds to 1, the result is `exp(x)` itself, down through the
+/// subnormals to `+0.0`.
 #[inline(always)]
 pub fn softplus<R: Real>(x: R) -> R {
     if x.is_nan() {
