@@ -2,12 +2,14 @@
 //
 //   {add,sub,mul,div}_{dtype}       out[i] = op(a[i], b[i]), i < n
 //   {add,sub,mul,div}_bc_{dtype}    N-D stride broadcast (see gpukit_core::abi)
-//   {relu,sigmoid,exp,tanh,sqrt,log}_{dtype}   out[i] = store(f(load(a[i]))), i < n
+//   {relu,sigmoid,exp,tanh,sqrt,log,abs,neg,rsqrt,silu,softplus}_{dtype}
+//                                   out[i] = store(f(load(a[i]))), i < n
 //                                   (float dtypes; out may be exactly a)
 //
 // Floats: load to the compute type, one correctly rounded op, store (rule 6).
 // Unary maps: gpukit_core::numeric::UnaryOp::float, i.e. load, one function of
-// gpukit_math.cuh (or relu, or IEEE sqrt) in the compute type, store.
+// gpukit_math.cuh (or relu, IEEE sqrt, the sign-bit maps abs/neg, or 1/sqrt) in the
+// compute type, store.
 // Integers: wrapping, total division (gk_int_div). Grid-stride loops over 64-bit
 // indices: any grid covers any n; consecutive threads touch consecutive elements
 // (coalesced).
@@ -116,6 +118,34 @@ struct GkSqrt {
     static __device__ __forceinline__ double f(double x) { return __dsqrt_rn(x); }
 };
 
+// abs / neg: the sign bit cleared / flipped through the bits (exact; a NaN keeps its
+// payload), never abs.f32/neg.f32, whose NaN results PTX leaves unspecified.
+struct GkAbs {
+    static __device__ __forceinline__ float f(float x) {
+        return __uint_as_float(__float_as_uint(x) & 0x7fffffffu);
+    }
+    static __device__ __forceinline__ double f(double x) {
+        return __longlong_as_double(__double_as_longlong(x) & 0x7fffffffffffffffLL);
+    }
+};
+struct GkNeg {
+    static __device__ __forceinline__ float f(float x) {
+        return __uint_as_float(__float_as_uint(x) ^ 0x80000000u);
+    }
+    static __device__ __forceinline__ double f(double x) {
+        return __longlong_as_double(
+            (long long)((unsigned long long)__double_as_longlong(x) ^ 0x8000000000000000ull));
+    }
+};
+// rsqrt = 1 / sqrt(x): correctly rounded sqrt, then correctly rounded division (two
+// roundings; never the approximate rsqrt instruction).
+struct GkRsqrt {
+    static __device__ __forceinline__ float f(float x) { return __fdiv_rn(1.0f, __fsqrt_rn(x)); }
+    static __device__ __forceinline__ double f(double x) { return __ddiv_rn(1.0, __dsqrt_rn(x)); }
+};
+struct GkSilu { template <class R> static __device__ __forceinline__ R f(R x) { return gk_silu(x); } };
+struct GkSoftplus { template <class R> static __device__ __forceinline__ R f(R x) { return gk_softplus(x); } };
+
 // No __restrict__: out may be exactly a (each element is read before it is written,
 // by the same thread).
 template <class T, class Op>
@@ -142,3 +172,13 @@ GK_FOR_exp(GK_EXP)
 GK_FOR_tanh(GK_TANH)
 GK_FOR_sqrt(GK_SQRT)
 GK_FOR_log(GK_LOG)
+#define GK_ABS(op, sfx, T) GK_UNARY(op, sfx, T, GkAbs)
+#define GK_NEG(op, sfx, T) GK_UNARY(op, sfx, T, GkNeg)
+#define GK_RSQRT(op, sfx, T) GK_UNARY(op, sfx, T, GkRsqrt)
+#define GK_SILU(op, sfx, T) GK_UNARY(op, sfx, T, GkSilu)
+#define GK_SOFTPLUS(op, sfx, T) GK_UNARY(op, sfx, T, GkSoftplus)
+GK_FOR_abs(GK_ABS)
+GK_FOR_neg(GK_NEG)
+GK_FOR_rsqrt(GK_RSQRT)
+GK_FOR_silu(GK_SILU)
+GK_FOR_softplus(GK_SOFTPLUS)

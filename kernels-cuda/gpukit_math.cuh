@@ -1,6 +1,7 @@
 // gpukit_math.cuh: gpukit's portable transcendental functions in CUDA.
 //
 //   gk_exp, gk_log, gk_tanh, gk_sigmoid, gk_erf   (float and double overloads)
+//   gk_silu, gk_softplus                          (composites of gpukit_core::numeric)
 //
 // A line-by-line mirror of crates/gpukit-core/src/math.rs: the same constants (written
 // here as exact hexadecimal literals of the values the Rust decimal literals round to;
@@ -549,4 +550,39 @@ GK_MATH_FN double gk_erf(double x) {
     const double yh = 1.0 - qh;
     const double yl = ((1.0 - yh) - qh) - ql;
     return gk_m_with_sign_of(yh + yl, x);
+}
+
+// ---------------------------------------------------------------------------------
+// Composites (gpukit_core::numeric::{silu, softplus}): built from the functions above,
+// in the same order.
+// ---------------------------------------------------------------------------------
+
+// silu(x) = x * sigmoid(x), one rounding; -inf gives -0 (the limit).
+GK_MATH_FN float gk_silu(float x) {
+    if (x == gk_m_f32(0xff800000u)) return -0.0f;
+    return x * gk_sigmoid(x);
+}
+
+GK_MATH_FN double gk_silu(double x) {
+    if (x == gk_m_f64(0xfff0000000000000ull)) return -0.0;
+    return x * gk_sigmoid(x);
+}
+
+// softplus(x) = log(1 + exp(x)) without overflow: u = exp(-|x|), w = 1 + u,
+// l = log1p(u) by Goldberg's method (u when w == 1, else log(w) * (u / (w - 1))),
+// x + l for x > 0, else l. NaN passes through.
+GK_MATH_FN float gk_softplus(float x) {
+    if (gk_m_isnan(x)) return x;
+    const float u = gk_exp(-gk_m_f32(gk_m_bits(x) & 0x7fffffffu));
+    const float w = 1.0f + u;
+    const float l = (w == 1.0f) ? u : gk_log(w) * (u / (w - 1.0f));
+    return (x > 0.0f) ? x + l : l;
+}
+
+GK_MATH_FN double gk_softplus(double x) {
+    if (gk_m_isnan(x)) return x;
+    const double u = gk_exp(-gk_m_f64(gk_m_bits(x) & 0x7fffffffffffffffull));
+    const double w = 1.0 + u;
+    const double l = (w == 1.0) ? u : gk_log(w) * (u / (w - 1.0));
+    return (x > 0.0) ? x + l : l;
 }

@@ -10,8 +10,9 @@
 //
 // Output (stdout, binary, little-endian):
 //   "GKM1"
-//   u32 n32, then n32 records of 6 x u32:  x, exp, log, tanh, sigmoid, erf   (f32 bits)
-//   u32 n64, then n64 records of 6 x u64:  x, exp, log, tanh, sigmoid, erf   (f64 bits)
+//   u32 n32, then n32 records of 8 x u32:  x, exp, log, tanh, sigmoid, erf, silu,
+//                                          softplus   (f32 bits)
+//   u32 n64, then n64 records of 8 x u64:  the same in f64 bits
 // The inputs are fixed: every special value, the values around every branch threshold
 // of the header (and their negations), then pseudo-random values (splitmix64 with a
 // fixed seed): raw bit patterns, and uniform values over the ranges where the
@@ -80,7 +81,9 @@ static std::vector<uint32_t> inputs_f32() {
         // erf pieces
         0.875f, 1.1875f, 1.5f, 2.0f, 2.5f, 3.25f, 4.0f, 3.9f, 10.0f,
         // magic-number rounding ties of k = round(x / ln2)
-        0.34657359f, 1.03972077f, 44.014845f, 0.6931472f};
+        0.34657359f, 1.03972077f, 44.014845f, 0.6931472f,
+        // softplus: 1 + exp(-|x|) rounds to 1 from 24 ln 2 on
+        16.635532f};
     for (float t : thr) around(v, (uint32_t)gk_m_bits(t), S);
     // Pseudo-random: raw bit patterns, then ranges.
     const int n_bits = 1 << 18;
@@ -124,7 +127,9 @@ static std::vector<uint64_t> inputs_f64() {
         // erf pieces
         0.875, 1.1875, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.25, 6.0, 5.9, 27.0,
         // ties of k = round(x / ln2)
-        0.34657359027997264, 1.0397207708399179, 0.6931471805599453};
+        0.34657359027997264, 1.0397207708399179, 0.6931471805599453,
+        // softplus: 1 + exp(-|x|) rounds to 1 from 53 ln 2 on
+        36.7368005696771};
     for (double t : thr) around(v, (uint64_t)gk_m_bits(t), S);
     const int n_bits = 1 << 14;
     for (int i = 0; i < n_bits; ++i) v.push_back(splitmix64());
@@ -156,6 +161,8 @@ int main() {
         put(out, gk_m_bits(gk_tanh(x)));
         put(out, gk_m_bits(gk_sigmoid(x)));
         put(out, gk_m_bits(gk_erf(x)));
+        put(out, gk_m_bits(gk_silu(x)));
+        put(out, gk_m_bits(gk_softplus(x)));
     }
     const std::vector<uint64_t> d = inputs_f64();
     put(out, (uint32_t)d.size());
@@ -167,6 +174,8 @@ int main() {
         put(out, (uint64_t)gk_m_bits(gk_tanh(x)));
         put(out, (uint64_t)gk_m_bits(gk_sigmoid(x)));
         put(out, (uint64_t)gk_m_bits(gk_erf(x)));
+        put(out, (uint64_t)gk_m_bits(gk_silu(x)));
+        put(out, (uint64_t)gk_m_bits(gk_softplus(x)));
     }
     if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) return 1;
     return std::fflush(stdout) == 0 ? 0 : 1;

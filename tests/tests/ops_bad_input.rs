@@ -65,6 +65,79 @@ fn elementwise_errors() {
     ));
 }
 
+/// Every unary map, the ones added for models included, rejects the same bad inputs
+/// with the same specific errors, naming the op, and runs in place.
+#[test]
+fn unary_errors_for_every_map() {
+    let k = kit();
+    let other = kit();
+    for op in ops::UnaryOp::ALL {
+        let name = op.name();
+        let (a, out) = (f32s(&k, 8), f32s(&k, 8));
+        // Integer dtypes: DType naming the op.
+        for d in [DType::I64, DType::I32] {
+            let i = k.zeros(d, 8).unwrap();
+            match ops::unary(&k, op, &i, &i) {
+                Err(Error::DType { op: o, got, .. }) => {
+                    assert_eq!((o.as_str(), got), (name, d));
+                }
+                r => panic!("{name} on {d}: {r:?}"),
+            }
+        }
+        // Mixed dtypes.
+        let d64 = k.upload(&[1.0f64; 8]).unwrap();
+        assert!(
+            matches!(ops::unary(&k, op, &out, &d64), Err(Error::DType { .. })),
+            "{name}: mixed dtypes"
+        );
+        // Wrong length.
+        assert!(
+            matches!(
+                ops::unary(&k, op, &out, &f32s(&k, 7)),
+                Err(Error::Length {
+                    expected: 8,
+                    got: 7,
+                    ..
+                })
+            ),
+            "{name}: length"
+        );
+        // Partial overlap.
+        let big = f32s(&k, 16);
+        let (lo, mid) = (big.view(0, 8).unwrap(), big.view(4, 8).unwrap());
+        assert!(
+            matches!(
+                ops::unary(&k, op, &mid, &lo),
+                Err(Error::InvalidArgument { .. })
+            ),
+            "{name}: partial overlap"
+        );
+        // Foreign and absent buffers.
+        assert!(
+            matches!(
+                ops::unary(&k, op, &out, &f32s(&other, 8)),
+                Err(Error::DeviceMismatch { .. })
+            ),
+            "{name}: foreign buffer"
+        );
+        assert!(
+            matches!(
+                ops::unary(&k, op, &out, &Buf::absent(DType::F32)),
+                Err(Error::Absent { .. })
+            ),
+            "{name}: absent buffer"
+        );
+        // Exactly in place is fine and gives the out-of-place bits.
+        ops::unary(&k, op, &out, &a).unwrap();
+        ops::unary(&k, op, &a, &a).unwrap();
+        assert_eq!(
+            a.download::<f32>().unwrap(),
+            out.download::<f32>().unwrap(),
+            "{name}: in place"
+        );
+    }
+}
+
 #[test]
 fn broadcast_errors() {
     let k = kit();
@@ -324,7 +397,7 @@ proptest! {
                 let _ = match &c {
                     Call::Binary(d, a, b, o) => ops::add(&k, &buf(&k, *d, *o), &buf(&k, *d, *a), &buf(&k, d.wrapping_add((a % 2) as u8 * 3), *b)),
                     Call::Broadcast(dims, sa, sb, n) => ops::binary_broadcast(&k, ops::BinaryOp::Div, &buf(&k, 0, *n), dims, &buf(&k, 0, *n), sa, &buf(&k, 0, 5), sb),
-                    Call::Unary(d, a, o) => ops::log(&k, &buf(&k, *d, *o), &buf(&k, *d, *a)),
+                    Call::Unary(d, a, o) => ops::unary(&k, ops::UnaryOp::ALL[(*d as usize / 6) % ops::UnaryOp::ALL.len()], &buf(&k, *d, *o), &buf(&k, *d, *a)),
                     Call::Matmul(m, kk, n, la, lb) => ops::matmul(&k, &buf(&k, 0, m.saturating_mul(*n)), &buf(&k, 0, *la), &buf(&k, 0, *lb), *m, *kk, *n),
                     Call::Bmm(b, m, kk, n, sa, sb, l) => ops::bmm(&k, &buf(&k, 1, *l), &buf(&k, 1, *l), &buf(&k, 1, *l), *b, *m, *kk, *n, *sa, *sb),
                     Call::Gather(o, a, i, idx, l) => ops::gather(&k, &buf(&k, 2, *l), &buf(&k, 2, o.saturating_mul(*a).saturating_mul(*i)), &k.upload(idx).unwrap(), *o, *a, *i),

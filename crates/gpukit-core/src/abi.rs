@@ -119,6 +119,34 @@ pub const KERNELS: &[KernelSig] = &[
         dtypes: FLOATS,
         args: "out: buf, a: buf, n",
     },
+    // The maps added for models (numeric::{abs, neg, rsqrt, silu, softplus}): abs and
+    // neg change only the sign bit; rsqrt = 1 / sqrt(x) (two roundings); silu = x *
+    // sigmoid(x); softplus = log(1 + exp(x)) in the overflow-free form of the contract.
+    KernelSig {
+        op: "abs",
+        dtypes: FLOATS,
+        args: "out: buf, a: buf, n",
+    },
+    KernelSig {
+        op: "neg",
+        dtypes: FLOATS,
+        args: "out: buf, a: buf, n",
+    },
+    KernelSig {
+        op: "rsqrt",
+        dtypes: FLOATS,
+        args: "out: buf, a: buf, n",
+    },
+    KernelSig {
+        op: "silu",
+        dtypes: FLOATS,
+        args: "out: buf, a: buf, n",
+    },
+    KernelSig {
+        op: "softplus",
+        dtypes: FLOATS,
+        args: "out: buf, a: buf, n",
+    },
     // Batched matmul: for each batch i < batch, C_i[m×n] = A_i[m×k] · B_i[k×n] with
     // A_i at a + i*a_bstride and B_i at b + i*b_bstride (elements; 0 = broadcast), C
     // contiguous [batch, m, n]. c[r][j] = fma chain over t = 0..k ascending from +0.0,

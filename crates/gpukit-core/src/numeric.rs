@@ -41,6 +41,9 @@ pub trait Real:
     fn fma(self, b: Self, c: Self) -> Self;
     /// Correctly rounded square root.
     fn sqrt(self) -> Self;
+    /// The absolute value: the sign bit cleared, nothing else changed (NaN payloads
+    /// kept, `-0.0` gives `+0.0`).
+    fn abs(self) -> Self;
     /// gpukit's portable `exp`.
     fn exp(self) -> Self;
     /// gpukit's portable `log`.
@@ -72,6 +75,11 @@ macro_rules! real {
             #[inline(always)]
             fn sqrt(self) -> Self {
                 <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                // std's float abs clears the sign bit and touches nothing else.
+                <$t>::abs(self)
             }
             #[inline(always)]
             fn exp(self) -> Self {
@@ -320,6 +328,79 @@ pub fn int_div32(a: i32, b: i32) -> i32 {
     if b == 0 { 0 } else { a.wrapping_div(b) }
 }
 
+/// `abs(x)`: the sign bit cleared, every other bit kept (a NaN keeps its payload;
+/// `-0.0` gives `+0.0`, `-inf` gives `+inf`). Exact.
+#[inline(always)]
+pub fn abs<R: Real>(x: R) -> R {
+    x.abs()
+}
+
+/// `neg(x)`: the sign bit flipped, every other bit kept (`neg(+0.0) = -0.0`; a NaN
+/// keeps its payload). Exact. This is IEEE `negate`, not `0 - x` (which gives `+0.0`
+/// for `x = +0.0`).
+#[inline(always)]
+pub fn neg<R: Real>(x: R) -> R {
+    -x
+}
+
+/// `rsqrt(x) = 1 / sqrt(x)`: the correctly rounded square root, then a correctly rounded
+/// division, so **two roundings**: the result is within 2 ulp of `1/√x` (measured
+/// 1.47), not always the correctly rounded value. Specials follow from the two IEEE operations: `rsqrt(+0) = +inf`,
+/// `rsqrt(-0) = -inf` (`sqrt(-0) = -0`), `rsqrt(+inf) = +0`, `x < 0` and NaN give NaN.
+#[inline(always)]
+pub fn rsqrt<R: Real>(x: R) -> R {
+    R::ONE / x.sqrt()
+}
+
+/// `silu(x) = x * sigmoid(x)` (also called swish): gpukit's portable sigmoid, then one
+/// correctly rounded multiplication. `silu(-inf) = -0.0` (the limit; the product
+/// itself would be `-inf * 0 = NaN`, which is what PyTorch's `x / (1 + exp(-x))`
+/// gives there); `silu(+inf) = +inf`; NaN passes through.
+#[inline(always)]
+pub fn silu<R: Real>(x: R) -> R {
+    if x == R::NEG_INFINITY {
+        -R::ZERO
+    } else {
+        x * x.sigmoid()
+    }
+}
+
+/// `softplus(x) = log(1 + exp(x))` (ONNX Softplus, PyTorch `softplus` with beta 1),
+/// in a form that neither overflows for large `x` nor loses small results for very
+/// negative `x`, built from gpukit's portable `exp` and `log`:
+///
+/// ```text
+/// NaN          -> x (passes through)
+/// u  = exp(-|x|)                    u in [0, 1]; exact |x| (sign bit cleared)
+/// w  = 1 + u                        rounded; w in [1, 2]
+/// l  = u                            if w == 1
+///      log(w) * (u / (w - 1))       otherwise (w - 1 is exact)
+/// result = x + l  if x > 0,  else l
+/// ```
+///
+/// `l` is `log1p(u)` by Goldberg's method: the division by `w - 1` (the value `log`
+/// was actually given, minus one) cancels the rounding of `w`. After `exp`: the
+/// roundings of `1 + u`, `/` and `*`, `log`'s own error, and the final `+` for positive
+/// `x`; the measured error (at most 2.63 ulp in f32, 2.16 in f64) is in
+/// docs/numerics.md. `softplus(+inf) = +inf`, `softplus(-inf) = +0.0`,
+/// `softplus(±0) = log(2)`; for `x` below `-24·ln 2 ≈ -16.6` (f32) / `-53·ln 2 ≈ -36.7`
+/// (f64), where `1 + u` rounds to 1, the result is `exp(x)` itself, down through the
+/// subnormals to `+0.0`.
+#[inline(always)]
+pub fn softplus<R: Real>(x: R) -> R {
+    if x.is_nan() {
+        return x;
+    }
+    let u = (-x.abs()).exp();
+    let w = R::ONE + u;
+    let l = if w == R::ONE {
+        u
+    } else {
+        w.log() * (u / (w - R::ONE))
+    };
+    if x > R::ZERO { x + l } else { l }
+}
+
 /// The elementwise unary maps of the arithmetic core (floats only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UnaryOp {
@@ -335,17 +416,32 @@ pub enum UnaryOp {
     Sqrt,
     /// gpukit's `log`.
     Log,
+    /// [`abs`]: the sign bit cleared.
+    Abs,
+    /// [`neg`]: the sign bit flipped.
+    Neg,
+    /// [`rsqrt`]: `1 / sqrt(x)`, two roundings.
+    Rsqrt,
+    /// [`silu`]: `x * sigmoid(x)`.
+    Silu,
+    /// [`softplus`]: `log(1 + exp(x))`, overflow-free.
+    Softplus,
 }
 
 impl UnaryOp {
     /// Every unary op.
-    pub const ALL: [UnaryOp; 6] = [
+    pub const ALL: [UnaryOp; 11] = [
         UnaryOp::Relu,
         UnaryOp::Sigmoid,
         UnaryOp::Exp,
         UnaryOp::Tanh,
         UnaryOp::Sqrt,
         UnaryOp::Log,
+        UnaryOp::Abs,
+        UnaryOp::Neg,
+        UnaryOp::Rsqrt,
+        UnaryOp::Silu,
+        UnaryOp::Softplus,
     ];
 
     /// The op's name in kernel names (`relu`).
@@ -357,6 +453,11 @@ impl UnaryOp {
             UnaryOp::Tanh => "tanh",
             UnaryOp::Sqrt => "sqrt",
             UnaryOp::Log => "log",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Neg => "neg",
+            UnaryOp::Rsqrt => "rsqrt",
+            UnaryOp::Silu => "silu",
+            UnaryOp::Softplus => "softplus",
         }
     }
 
@@ -370,6 +471,11 @@ impl UnaryOp {
             UnaryOp::Tanh => x.tanh(),
             UnaryOp::Sqrt => x.sqrt(),
             UnaryOp::Log => x.log(),
+            UnaryOp::Abs => abs(x),
+            UnaryOp::Neg => neg(x),
+            UnaryOp::Rsqrt => rsqrt(x),
+            UnaryOp::Silu => silu(x),
+            UnaryOp::Softplus => softplus(x),
         }
     }
 

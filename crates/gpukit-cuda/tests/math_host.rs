@@ -3,7 +3,8 @@
 //! Compiles `kernels-cuda/math_host_check.cpp` (which includes the CUDA math header
 //! through its host shim) with `g++ -O2 -ffp-contract=off` (no fast math, warnings
 //! are errors, any implicit float-to-double promotion is an error), runs it, and
-//! compares its outputs for ten functions over its fixed input set (specials,
+//! compares its outputs for fourteen functions (exp, log, tanh, sigmoid, erf and the
+//! composites silu and softplus, in f32 and f64) over its fixed input set (specials,
 //! thresholds, pseudo-random values) with the Rust functions. A NaN equals any NaN
 //! (docs/numerics.md, rule 8). Skipped, visibly, where `g++` is missing.
 //!
@@ -15,9 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gpukit_core::math;
+use gpukit_core::{math, numeric};
 
-const NAMES: [&str; 5] = ["exp", "log", "tanh", "sigmoid", "erf"];
+const NAMES: [&str; 7] = ["exp", "log", "tanh", "sigmoid", "erf", "silu", "softplus"];
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -89,12 +90,12 @@ impl Reader<'_> {
 fn check<B: PartialEq + std::fmt::LowerHex + Copy>(
     ty: &str,
     x: B,
-    got: [B; 5],
-    want: [B; 5],
+    got: [B; 7],
+    want: [B; 7],
     is_nan: impl Fn(B) -> bool,
     bad: &mut Vec<String>,
 ) {
-    for f in 0..5 {
+    for f in 0..7 {
         let (g, w) = (got[f], want[f]);
         let same = if is_nan(w) { is_nan(g) } else { g == w };
         if !same {
@@ -121,7 +122,15 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
     let nan32 = |b: u32| f32::from_bits(b).is_nan();
     for _ in 0..n32 {
         let xb = r.u32();
-        let got = [r.u32(), r.u32(), r.u32(), r.u32(), r.u32()];
+        let got = [
+            r.u32(),
+            r.u32(),
+            r.u32(),
+            r.u32(),
+            r.u32(),
+            r.u32(),
+            r.u32(),
+        ];
         let x = f32::from_bits(xb);
         let want = [
             math::exp_f32(x).to_bits(),
@@ -129,6 +138,8 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
             math::tanh_f32(x).to_bits(),
             math::sigmoid_f32(x).to_bits(),
             math::erf_f32(x).to_bits(),
+            numeric::silu(x).to_bits(),
+            numeric::softplus(x).to_bits(),
         ];
         check("f32", xb, got, want, nan32, &mut bad);
     }
@@ -138,7 +149,15 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
     let nan64 = |b: u64| f64::from_bits(b).is_nan();
     for _ in 0..n64 {
         let xb = r.u64();
-        let got = [r.u64(), r.u64(), r.u64(), r.u64(), r.u64()];
+        let got = [
+            r.u64(),
+            r.u64(),
+            r.u64(),
+            r.u64(),
+            r.u64(),
+            r.u64(),
+            r.u64(),
+        ];
         let x = f64::from_bits(xb);
         let want = [
             math::exp_f64(x).to_bits(),
@@ -146,6 +165,8 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
             math::tanh_f64(x).to_bits(),
             math::sigmoid_f64(x).to_bits(),
             math::erf_f64(x).to_bits(),
+            numeric::silu(x).to_bits(),
+            numeric::softplus(x).to_bits(),
         ];
         check("f64", xb, got, want, nan64, &mut bad);
     }
@@ -158,7 +179,7 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
         bad.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
     );
     eprintln!(
-        "gpukit_math.cuh == gpukit_core::math on {n32} f32 and {n64} f64 inputs x 5 functions"
+        "gpukit_math.cuh == gpukit_core::math on {n32} f32 and {n64} f64 inputs x 7 functions"
     );
 }
 

@@ -198,6 +198,31 @@ unary_fn!(exp, Exp, "`out = exp(a)` with gpukit's portable exp.");
 unary_fn!(tanh, Tanh, "`out = tanh(a)` with gpukit's portable tanh.");
 unary_fn!(sqrt, Sqrt, "`out = sqrt(a)`, correctly rounded.");
 unary_fn!(log, Log, "`out = log(a)` with gpukit's portable log.");
+unary_fn!(
+    abs,
+    Abs,
+    "`out = |a|`: the sign bit cleared, nothing else changed (`-0.0` gives `+0.0`, a NaN keeps its payload)."
+);
+unary_fn!(
+    neg,
+    Neg,
+    "`out = -a`: the sign bit flipped, nothing else changed (`+0.0` gives `-0.0`)."
+);
+unary_fn!(
+    rsqrt,
+    Rsqrt,
+    "`out = 1 / sqrt(a)`: correctly rounded sqrt, then correctly rounded division (two roundings)."
+);
+unary_fn!(
+    silu,
+    Silu,
+    "`out = a * sigmoid(a)` (SiLU / swish) with gpukit's portable sigmoid; `-inf` gives `-0.0`."
+);
+unary_fn!(
+    softplus,
+    Softplus,
+    "`out = log(1 + exp(a))` (ONNX Softplus) in the contract's overflow-free form ([`gpukit_core::numeric::softplus`])."
+);
 
 /// A user-defined elementwise map: one function per compute type, plus the same
 /// function as a CUDA C expression in `x` (for the CUDA backend). f16/bf16 compute

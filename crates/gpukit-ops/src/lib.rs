@@ -25,8 +25,8 @@ pub use attention::*;
 pub use check::numel;
 pub use conv::*;
 pub use elementwise::{
-    MapFn, add, binary, binary_broadcast, div, exp, log, map, mul, relu, sigmoid, sqrt, sub, tanh,
-    unary,
+    MapFn, abs, add, binary, binary_broadcast, div, exp, log, map, mul, neg, relu, rsqrt, sigmoid,
+    silu, softplus, sqrt, sub, tanh, unary,
 };
 pub use gpukit_core::numeric::{BinaryOp, UnaryOp};
 pub use index::{gather, scatter};

@@ -142,7 +142,10 @@ pub fn binary_broadcast<T: Arith>(
 /// non-positive value including `-0.0` and `-inf` gives `+0.0`); `Sqrt` is IEEE `sqrt`
 /// (rule 1: `sqrt(-0) = -0`, negative gives NaN); `Exp`, `Log`, `Tanh`, `Sigmoid` are
 /// gpukit's portable functions (rule 3; their special values are documented in
-/// [`gpukit_core::math`]). Computed in the compute type, stored once (rule 6).
+/// [`gpukit_core::math`]); `Abs` and `Neg` clear / flip the sign bit only; `Rsqrt` is
+/// `1 / sqrt(x)` with two roundings; `Silu` and `Softplus` are the chains of
+/// [`gpukit_core::numeric::silu`] and [`gpukit_core::numeric::softplus`]. Computed in
+/// the compute type, stored once (rule 6).
 ///
 /// Empty input gives an empty output.
 pub fn unary<T: FloatElement>(op: UnaryOp, a: &[T]) -> Vec<T> {

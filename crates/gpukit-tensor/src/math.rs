@@ -185,6 +185,62 @@ impl Tensor {
         self.unary(UnaryOp::Sqrt)
     }
 
+    /// Absolute value elementwise: the sign bit cleared, nothing else changed (`-0.0`
+    /// gives `+0.0`; a NaN stays NaN). Errors: as [`Tensor::unary`].
+    ///
+    /// ```
+    /// let kit = gpukit::cpu()?;
+    /// let t = gpukit_tensor::Tensor::from_slice(&kit, &[-1.5f32, 0.0, 2.0], &[3])?;
+    /// assert_eq!(t.abs()?.to_vec::<f32>()?, [1.5, 0.0, 2.0]);
+    /// # Ok::<(), gpukit_core::Error>(())
+    /// ```
+    pub fn abs(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Abs)
+    }
+
+    /// Negation elementwise, also `-&t`. Floats: the sign bit flipped (the `neg`
+    /// map; `+0.0` gives `-0.0`). Integers (i64, i32): `0 - x` with wrapping (the
+    /// `sub` op; `-MIN = MIN`).
+    ///
+    /// Errors: none beyond a device error (every dtype is accepted).
+    ///
+    /// ```
+    /// let kit = gpukit::cpu()?;
+    /// let t = gpukit_tensor::Tensor::from_slice(&kit, &[1.0f32, -2.0], &[2])?;
+    /// assert_eq!((-&t)?.to_vec::<f32>()?, [-1.0, 2.0]);
+    /// # Ok::<(), gpukit_core::Error>(())
+    /// ```
+    pub fn neg(&self) -> Result<Tensor> {
+        if self.dtype().is_float() {
+            self.unary(UnaryOp::Neg)
+        } else {
+            let zero = Tensor::contiguous_from(
+                self.kit.upload_f64(self.dtype(), &[0.0])?,
+                self.kit.clone(),
+                &[],
+            );
+            zero.binary(BinaryOp::Sub, self)
+        }
+    }
+
+    /// `1 / sqrt(x)` elementwise: correctly rounded square root, then correctly rounded
+    /// division (two roundings). Errors: as [`Tensor::unary`].
+    pub fn rsqrt(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Rsqrt)
+    }
+
+    /// SiLU (swish), `x * sigmoid(x)`, elementwise with gpukit's sigmoid; `-inf` gives
+    /// `-0.0`. Errors: as [`Tensor::unary`].
+    pub fn silu(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Silu)
+    }
+
+    /// Softplus, `log(1 + exp(x))` (ONNX Softplus), elementwise in the contract's
+    /// overflow-free form (docs/numerics.md). Errors: as [`Tensor::unary`].
+    pub fn softplus(&self) -> Result<Tensor> {
+        self.unary(UnaryOp::Softplus)
+    }
+
     /// GELU, exact erf form (ONNX Gelu), via the `gelu` op. Errors: [`Error::DType`]
     /// for an integer dtype.
     pub fn gelu(&self) -> Result<Tensor> {
@@ -546,3 +602,11 @@ std_ops!(Add, add, Add);
 std_ops!(Sub, sub, Sub);
 std_ops!(Mul, mul, Mul);
 std_ops!(Div, div, Div);
+
+impl std::ops::Neg for &Tensor {
+    type Output = Result<Tensor>;
+    /// Elementwise negation; see [`Tensor::neg`].
+    fn neg(self) -> Result<Tensor> {
+        Tensor::neg(self)
+    }
+}

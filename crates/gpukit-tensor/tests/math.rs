@@ -268,6 +268,87 @@ fn unary_and_activations_have_the_ops_bits() {
     }
 }
 
+/// The maps added for models: `abs`/`neg` (and `-&t`) against the host's sign-bit
+/// operations, `rsqrt` against the host's `1 / sqrt`, `silu`/`softplus` against the
+/// raw op and the contract's scalar chain; integer `neg` is wrapping `0 - x`.
+#[test]
+fn abs_neg_rsqrt_silu_softplus() {
+    use gpukit::numeric::{silu, softplus};
+    let kits = kits();
+    let a = values(40, 37);
+    let mut results: Vec<Vec<Vec<f32>>> = Vec::new();
+    for kit in &kits {
+        // A transposed view: each method copies it first.
+        let t = Tensor::from_slice(kit, &a, &[5, 8]).unwrap().t().unwrap();
+        let ta: Vec<f32> = (0..40).map(|i| a[(i % 5) * 8 + i / 5]).collect();
+        let host = |f: fn(f32) -> f32| ta.iter().map(|&x| f(x)).collect::<Vec<f32>>();
+        let cases = [
+            (
+                t.abs().unwrap(),
+                host(|x| f32::from_bits(x.to_bits() & 0x7fff_ffff)),
+            ),
+            (
+                t.neg().unwrap(),
+                host(|x| f32::from_bits(x.to_bits() ^ 0x8000_0000)),
+            ),
+            (
+                (-&t).unwrap(),
+                host(|x| f32::from_bits(x.to_bits() ^ 0x8000_0000)),
+            ),
+            (t.rsqrt().unwrap(), host(|x| 1.0 / x.sqrt())),
+            (t.silu().unwrap(), host(silu::<f32>)),
+            (t.softplus().unwrap(), host(softplus::<f32>)),
+        ];
+        let mut got = Vec::new();
+        for (r, want) in &cases {
+            check_f32(r, &[8, 5], want);
+            got.push(r.to_vec::<f32>().unwrap());
+        }
+        type RawOp = fn(&Kit, &gpukit::Buf, &gpukit::Buf) -> gpukit::Result<()>;
+        for (r, f) in [
+            (t.silu().unwrap(), ops::silu as RawOp),
+            (t.softplus().unwrap(), ops::softplus),
+            (t.rsqrt().unwrap(), ops::rsqrt),
+        ] {
+            check_f32(&r, &[8, 5], &raw(kit, &ta, f));
+        }
+        results.push(got);
+        // -0.0 and +0.0: the sign bit, not 0 - x.
+        let z = Tensor::from_slice(kit, &[0.0f32, -0.0], &[2]).unwrap();
+        let n = z.neg().unwrap().to_vec::<f32>().unwrap();
+        assert_eq!((n[0].to_bits(), n[1].to_bits()), (0x8000_0000, 0));
+        // f64, f16 and bf16 run the same maps (compute in f64 / f32).
+        let d = Tensor::from_slice(kit, &[-2.0f64, 0.25], &[2]).unwrap();
+        assert_eq!(d.abs().unwrap().to_vec::<f64>().unwrap(), [2.0, 0.25]);
+        assert_eq!(d.rsqrt().unwrap().to_vec::<f64>().unwrap()[1], 2.0);
+        let h = Tensor::from_slice(kit, &[gpukit::half::f16::from_f32(-3.0)], &[1]).unwrap();
+        let hn = h.neg().unwrap().to_vec::<gpukit::half::f16>().unwrap();
+        assert_eq!(hn[0].to_f32(), 3.0);
+        // Integers: neg is wrapping 0 - x; the float-only maps are DType errors.
+        let i = Tensor::from_slice(kit, &[3i64, -7, i64::MIN, 0], &[2, 2]).unwrap();
+        assert_eq!(
+            (-&i).unwrap().to_vec::<i64>().unwrap(),
+            [-3, 7, i64::MIN, 0]
+        );
+        let i32t = Tensor::from_slice(kit, &[5i32, i32::MIN], &[2]).unwrap();
+        assert_eq!(i32t.neg().unwrap().to_vec::<i32>().unwrap(), [-5, i32::MIN]);
+        for r in [i.abs(), i.rsqrt(), i.silu(), i.softplus()] {
+            assert!(matches!(r, Err(Error::DType { .. })), "{r:?}");
+        }
+        // Empty and rank 0.
+        let e = Tensor::zeros(kit, &[0, 3], DType::F32).unwrap();
+        assert_eq!(e.softplus().unwrap().dims(), &[0, 3]);
+        check_f32(
+            &Tensor::scalar(kit, -0.0f32).unwrap().abs().unwrap(),
+            &[],
+            &[0.0],
+        );
+    }
+    for (x, y) in results[0].iter().zip(&results[1]) {
+        assert!(same_f32(x, y), "cpu and ptx-emu differ");
+    }
+}
+
 /// The contract's matmul: per output, an fma chain over `t` ascending from +0.0.
 fn host_mm(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
     let mut c = vec![0.0f32; m * n];

@@ -204,8 +204,8 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
                 c.need(i, s[6])?;
             }
         }
-        "relu" | "sigmoid" | "exp" | "tanh" | "sqrt" | "log" | "leaky_relu" | "clip" | "erf"
-        | "gelu" | "gelu_tanh" => {
+        "relu" | "sigmoid" | "exp" | "tanh" | "sqrt" | "log" | "abs" | "neg" | "rsqrt" | "silu"
+        | "softplus" | "leaky_relu" | "clip" | "erf" | "gelu" | "gelu_tanh" => {
             c.need(0, s[2])?;
             c.need(1, s[2])?;
         }

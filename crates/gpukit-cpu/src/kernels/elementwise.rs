@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use gpukit_core::abi::contents::broadcast_dims;
-use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, UnaryOp, relu};
+use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, UnaryOp, abs, neg, relu, rsqrt};
 use gpukit_core::{Element, Result};
 use rayon::prelude::*;
 
@@ -30,7 +30,12 @@ const fn uop(c: u8) -> UnaryOp {
         2 => UnaryOp::Exp,
         3 => UnaryOp::Tanh,
         4 => UnaryOp::Sqrt,
-        _ => UnaryOp::Log,
+        5 => UnaryOp::Log,
+        6 => UnaryOp::Abs,
+        7 => UnaryOp::Neg,
+        8 => UnaryOp::Rsqrt,
+        9 => UnaryOp::Silu,
+        _ => UnaryOp::Softplus,
     }
 }
 
@@ -132,6 +137,11 @@ fn unary_lane<R: LaneMath, const OP: u8>(x: R) -> R {
         UnaryOp::Tanh => x.tanh_l(),
         UnaryOp::Sqrt => x.sqrt(),
         UnaryOp::Log => x.log_l(),
+        UnaryOp::Abs => abs(x),
+        UnaryOp::Neg => neg(x),
+        UnaryOp::Rsqrt => rsqrt(x),
+        UnaryOp::Silu => x.silu_l(),
+        UnaryOp::Softplus => x.softplus_l(),
     }
 }
 

@@ -69,6 +69,26 @@ pub trait LaneMath: Real {
         Self::select(a.is_nan(), a, r)
     }
 
+    /// [`gpukit_core::numeric::silu`] in lane form: `x * sigmoid(x)`, `-inf` gives
+    /// `-0.0`.
+    #[inline(always)]
+    fn silu_l(self) -> Self {
+        let y = self * self.sigmoid_l();
+        Self::select(self == Self::NEG_INFINITY, -Self::ZERO, y)
+    }
+
+    /// [`gpukit_core::numeric::softplus`] in lane form: both branches of `log1p(u)`
+    /// computed (the `w == 1` lanes' `log(1) * (u / 0)` is discarded), then selected.
+    #[inline(always)]
+    fn softplus_l(self) -> Self {
+        let x = self;
+        let u = (-x.abs()).exp_l();
+        let w = Self::ONE + u;
+        let l = Self::select(w == Self::ONE, u, w.log_l() * (u / (w - Self::ONE)));
+        let r = Self::select(x > Self::ZERO, x + l, l);
+        Self::select(x.is_nan(), x, r)
+    }
+
     /// GELU, erf form (the `gelu` op): `x * fma(0.5, erf(x * R(1/sqrt 2)), 0.5)`,
     /// `-inf` gives `-0.0`.
     #[inline(always)]

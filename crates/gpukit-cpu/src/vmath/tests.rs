@@ -18,7 +18,7 @@ pub(crate) fn inputs_f32(random: usize) -> Vec<f32> {
         f32::from_bits(1),
         f32::from_bits(0x8000_0001),
     ];
-    let bounds: [f32; 22] = [
+    let bounds: [f32; 23] = [
         f32::from_bits(0x0080_0000),
         f32::from_bits(0x3f35_04f3),
         1.0,
@@ -41,6 +41,8 @@ pub(crate) fn inputs_f32(random: usize) -> Vec<f32> {
         0.3465736,
         88.0,
         -88.0,
+        // softplus: exp(-x) <= 2^-24, where 1 + exp(-x) rounds to 1 (24 ln 2).
+        16.635532,
     ];
     for b in bounds {
         for d in -8i32..=8 {
@@ -76,7 +78,7 @@ pub(crate) fn inputs_f64(random: usize) -> Vec<f64> {
         f64::from_bits(1),
         f64::from_bits(0x8000_0000_0000_0001),
     ];
-    let bounds: [f64; 19] = [
+    let bounds: [f64; 20] = [
         f64::from_bits(0x0010_0000_0000_0000),
         f64::from_bits(0x3fe6_a09e_667f_3bcd),
         1.0,
@@ -96,6 +98,8 @@ pub(crate) fn inputs_f64(random: usize) -> Vec<f64> {
         3.5,
         4.5,
         6.0,
+        // softplus: 53 ln 2, where 1 + exp(-x) rounds to 1.
+        36.7368005696771,
     ];
     for b in bounds {
         for d in -4i64..=4 {
@@ -208,6 +212,20 @@ fn erf_lane_matches_scalar() {
     check64("erf", erf_f64, math::erf_f64);
 }
 
+#[test]
+fn silu_lane_matches_scalar() {
+    use gpukit_core::numeric::silu;
+    check32("silu", |x: f32| x.silu_l(), silu::<f32>);
+    check64("silu", |x: f64| x.silu_l(), silu::<f64>);
+}
+
+#[test]
+fn softplus_lane_matches_scalar() {
+    use gpukit_core::numeric::softplus;
+    check32("softplus", |x: f32| x.softplus_l(), softplus::<f32>);
+    check64("softplus", |x: f64| x.softplus_l(), softplus::<f64>);
+}
+
 /// Whether the exhaustive tests run (`GPUKIT_VMATH_EXHAUSTIVE=1`), and for `name`
 /// (`GPUKIT_VMATH_EXHAUSTIVE_FNS=exp,erf` picks functions; all when unset).
 pub(crate) fn exhaustive_wanted(name: &str) -> bool {
@@ -302,6 +320,20 @@ fn exhaustive_f32_when_asked() {
     }
     if exhaustive_wanted("erf") {
         exhaustive32("erf", erf_f32, math::erf_f32);
+    }
+    if exhaustive_wanted("silu") {
+        exhaustive32(
+            "silu",
+            |x: f32| x.silu_l(),
+            gpukit_core::numeric::silu::<f32>,
+        );
+    }
+    if exhaustive_wanted("softplus") {
+        exhaustive32(
+            "softplus",
+            |x: f32| x.softplus_l(),
+            gpukit_core::numeric::softplus::<f32>,
+        );
     }
 }
 

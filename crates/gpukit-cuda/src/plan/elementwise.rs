@@ -30,7 +30,10 @@ mod tests {
 
     #[test]
     fn unary_maps_are_one_grid_stride_launch_over_n() {
-        for op in ["relu", "sigmoid", "exp", "tanh", "sqrt", "log"] {
+        for op in [
+            "relu", "sigmoid", "exp", "tanh", "sqrt", "log", "abs", "neg", "rsqrt", "silu",
+            "softplus",
+        ] {
             for (sfx, dt) in [
                 ("f32", DType::F32),
                 ("f64", DType::F64),
