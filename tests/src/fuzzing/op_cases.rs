@@ -543,14 +543,10 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             let a = c.input("a", d, fit(&[n]), o);
             match op {
                 "unary" => {
-                    let u = *c.r.pick(&[
-                        UnaryOp::Relu,
-                        UnaryOp::Sigmoid,
-                        UnaryOp::Exp,
-                        UnaryOp::Tanh,
-                        UnaryOp::Sqrt,
-                        UnaryOp::Log,
-                    ]);
+                    // Every map; the one-map wrappers (`ops::relu`, ..., `ops::softplus`)
+                    // are exactly `unary` with their `UnaryOp`.
+                    let u = *c.r.pick(&UnaryOp::ALL);
+                    c.note("op", u);
                     ops::unary(k, u, c.v(o), c.v(a))
                 }
                 "map" => ops::map(k, &square_plus_one(), c.v(o), c.v(a)),
