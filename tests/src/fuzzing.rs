@@ -68,9 +68,14 @@ pub fn verdict<T>(r: &Result<T>) -> &'static str {
 pub struct Rng(u64);
 
 impl Rng {
-    /// A generator from `seed` (any value).
+    /// A generator from `seed` (any value; distinct seeds give distinct streams: the
+    /// seed goes through splitmix64, a bijection, and only a zero state is replaced).
     pub fn new(seed: u64) -> Rng {
-        Rng(seed | 1)
+        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        Rng(if z == 0 { 0x9e37_79b9_7f4a_7c15 } else { z })
     }
 
     /// The next 64 random bits.

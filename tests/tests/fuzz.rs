@@ -17,166 +17,49 @@
 //! `GPUKIT_FUZZ_CASES=10000 cargo test --release -p gpukit-tests --test fuzz`
 //! (docs/reliability.md).
 
-use std::time::Duration;
-
 use gpukit::prelude::*;
-use gpukit_tests::child::{CHILD_MEMORY_BYTES, assert_case_passes_with};
 use gpukit_tests::fill::{FILL_NAME, FILL_PTX, cpu_and_emu as kits, fill_def};
+use gpukit_tests::fuzzing::{Guarded, Rng, cases, run_batch, seed, verdict};
 
-/// Cases per target unless `GPUKIT_FUZZ_CASES` says otherwise.
-const DEFAULT_CASES: u64 = 150;
-
-fn cases() -> u64 {
-    std::env::var("GPUKIT_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT_CASES)
+/// A launch scalar: mostly small and plausible, sometimes a lie.
+fn scalar(rng: &mut Rng) -> i64 {
+    match rng.below(10) {
+        0 => *rng.pick(&[-1, i64::MIN, i64::MAX, 1 << 31, 1 << 40, (1 << 32) + 1]),
+        1 => 0,
+        2..=5 => rng.below(5) as i64,
+        _ => rng.below(40) as i64,
+    }
 }
 
-fn seed() -> u64 {
-    std::env::var("GPUKIT_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0x9e37_79b9_7f4a_7c15)
-}
-
-/// The parent's time limit for a batch: generous per case, so only a hang trips it.
-fn batch_limit() -> Duration {
-    Duration::from_secs(120 + cases() / 4)
-}
-
-/// Runs the child batch `case` with the fuzz budget and a small step limit for the
-/// emulator (a mutated loop must fault quickly).
-fn run_batch(case: &str) {
-    assert_case_passes_with(
-        case,
-        CHILD_MEMORY_BYTES,
-        batch_limit(),
-        &[
-            ("GPUKIT_FUZZ_CASES", cases().to_string()),
-            ("GPUKIT_FUZZ_SEED", seed().to_string()),
-            ("GPUKIT_EMU_MAX_STEPS", "2000000".to_string()),
-        ],
-    );
-}
-
-/// xorshift64*: a small deterministic generator (the cases must replay from a seed).
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed | 1)
-    }
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len() as u64) as usize]
-    }
-    /// A scalar: mostly small and plausible, sometimes a lie.
-    fn scalar(&mut self) -> i64 {
-        match self.below(10) {
-            0 => *self.pick(&[-1, i64::MIN, i64::MAX, 1 << 31, 1 << 40, (1 << 32) + 1]),
-            1 => 0,
-            2..=5 => self.below(5) as i64,
-            _ => self.below(40) as i64,
+/// Applies `1 + below(max_edits)` random edits to `text`: a deletion of up to
+/// `max_cut - 1` bytes, an insertion of one of `tokens`, or one byte replaced by one of
+/// `alphabet`.
+fn mutate(
+    rng: &mut Rng,
+    text: &mut Vec<u8>,
+    max_edits: u64,
+    max_cut: u64,
+    tokens: &[&str],
+    alphabet: &[u8],
+) {
+    for _ in 0..1 + rng.below(max_edits) {
+        let at = rng.below(text.len() as u64 + 1) as usize;
+        match rng.below(3) {
+            0 if !text.is_empty() => {
+                let end = (at + rng.below(max_cut) as usize).min(text.len());
+                text.drain(at.min(end)..end);
+            }
+            1 => {
+                let t = rng.pick(tokens).as_bytes().to_vec();
+                text.splice(at..at, t);
+            }
+            _ if !text.is_empty() => {
+                let i = at.min(text.len() - 1);
+                text[i] = alphabet[rng.below(alphabet.len() as u64) as usize];
+            }
+            _ => {}
         }
     }
-}
-
-const GUARD: usize = 16;
-const POISON: u8 = 0x5a;
-
-/// A buffer of `n` elements of `dtype` filled from `fill`, inside a block with
-/// [`GUARD`] poisoned elements on each side.
-struct Guarded {
-    block: Buf,
-    view: Buf,
-    dtype: DType,
-    n: usize,
-}
-
-impl Guarded {
-    fn new(k: &Kit, dtype: DType, n: usize, fill: &[u8]) -> Guarded {
-        let size = dtype.size();
-        let mut bytes = vec![POISON; (n + 2 * GUARD) * size];
-        for (i, b) in bytes[GUARD * size..(GUARD + n) * size]
-            .iter_mut()
-            .enumerate()
-        {
-            *b = fill[i % fill.len()];
-        }
-        let block = upload_bytes(k, dtype, &bytes);
-        let view = block.view(GUARD, n).unwrap();
-        Guarded {
-            block,
-            view,
-            dtype,
-            n,
-        }
-    }
-
-    /// Panics if a guard band changed (a write outside the view).
-    fn check(&self, what: &str) {
-        let size = self.dtype.size();
-        let bytes = download_bytes(&self.block);
-        let (lo, hi) = (GUARD * size, (GUARD + self.n) * size);
-        assert!(
-            bytes[..lo].iter().chain(&bytes[hi..]).all(|&b| b == POISON),
-            "{what}: a write outside a {}-element {} buffer",
-            self.n,
-            self.dtype
-        );
-    }
-}
-
-fn upload_bytes(k: &Kit, dtype: DType, bytes: &[u8]) -> Buf {
-    use gpukit::half::{bf16, f16};
-    let b = gpukit::bytemuck::cast_slice::<u8, u8>(bytes);
-    macro_rules! up {
-        ($t:ty) => {{
-            let v: Vec<$t> = b
-                .chunks_exact(std::mem::size_of::<$t>())
-                .map(gpukit::bytemuck::pod_read_unaligned)
-                .collect();
-            k.upload(&v).unwrap()
-        }};
-    }
-    match dtype {
-        DType::F32 => up!(f32),
-        DType::F64 => up!(f64),
-        DType::F16 => up!(f16),
-        DType::BF16 => up!(bf16),
-        DType::I64 => up!(i64),
-        DType::I32 => up!(i32),
-    }
-}
-
-fn download_bytes(b: &Buf) -> Vec<u8> {
-    use gpukit::half::{bf16, f16};
-    macro_rules! down {
-        ($t:ty) => {
-            gpukit::bytemuck::cast_slice(&b.download::<$t>().unwrap()).to_vec()
-        };
-    }
-    match b.dtype() {
-        DType::F32 => down!(f32),
-        DType::F64 => down!(f64),
-        DType::F16 => down!(f16),
-        DType::BF16 => down!(bf16),
-        DType::I64 => down!(i64),
-        DType::I32 => down!(i32),
-    }
-}
-
-fn verdict(r: &Result<()>) -> &'static str {
-    if r.is_ok() { "accepted" } else { "refused" }
 }
 
 // ---- every launch_builtin name -----------------------------------------------------------
@@ -200,8 +83,8 @@ fn batch_builtin_launches() {
         let params: Vec<&str> = sig.args.split(',').map(str::trim).collect();
         // Buffer sizes, scalars and contents, shared by both backends.
         let sizes: Vec<usize> = params.iter().map(|_| rng.below(48) as usize).collect();
-        let scalars: Vec<i64> = params.iter().map(|_| rng.scalar()).collect();
-        let fill: Vec<u8> = (0..64).map(|_| rng.next() as u8 & 0x3f).collect();
+        let scalars: Vec<i64> = params.iter().map(|_| scalar(&mut rng)).collect();
+        let fill: Vec<u8> = (0..64).map(|_| rng.next_u64() as u8 & 0x3f).collect();
         let drop_arg = rng.below(20) == 0;
         let mut verdicts = Vec::new();
         for (kname, k) in &kits {
@@ -299,25 +182,14 @@ fn batch_load_mutated_ptx() {
             FILL_PTX.to_string()
         };
         let mut text = base.into_bytes();
-        for _ in 0..1 + rng.below(4) {
-            let at = rng.below(text.len() as u64 + 1) as usize;
-            match rng.below(3) {
-                0 if !text.is_empty() => {
-                    let end = (at + rng.below(12) as usize).min(text.len());
-                    text.drain(at.min(end)..end);
-                }
-                1 => {
-                    let t = rng.pick(&tokens).as_bytes().to_vec();
-                    text.splice(at..at, t);
-                }
-                _ if !text.is_empty() => {
-                    let i = at.min(text.len() - 1);
-                    let alphabet = b" .%;{}[]0123456789abcxyz\n";
-                    text[i] = alphabet[rng.below(alphabet.len() as u64) as usize];
-                }
-                _ => {}
-            }
-        }
+        mutate(
+            &mut rng,
+            &mut text,
+            4,
+            12,
+            &tokens,
+            b" .%;{}[]0123456789abcxyz\n",
+        );
         let ptx = String::from_utf8_lossy(&text).into_owned();
         let def = fill_def(ptx);
         if let Ok(_k) = emu.load(&def) {
@@ -508,25 +380,14 @@ fn batch_load_mutated_cuda_c() {
             lines.join("\n")
         } else {
             let mut text = FILL_CUDA.as_bytes().to_vec();
-            for _ in 0..1 + rng.below(3) {
-                let at = rng.below(text.len() as u64 + 1) as usize;
-                match rng.below(3) {
-                    0 if !text.is_empty() => {
-                        let end = (at + rng.below(10) as usize).min(text.len());
-                        text.drain(at.min(end)..end);
-                    }
-                    1 => {
-                        let t = rng.pick(&tokens).as_bytes().to_vec();
-                        text.splice(at..at, t);
-                    }
-                    _ if !text.is_empty() => {
-                        let i = at.min(text.len() - 1);
-                        let alphabet = b" ;{}()[]*+-<>=0123456789invoutx\n\"\\";
-                        text[i] = alphabet[rng.below(alphabet.len() as u64) as usize];
-                    }
-                    _ => {}
-                }
-            }
+            mutate(
+                &mut rng,
+                &mut text,
+                3,
+                10,
+                &tokens,
+                b" ;{}()[]*+-<>=0123456789invoutx\n\"\\",
+            );
             String::from_utf8_lossy(&text).into_owned()
         };
         let def = KernelDef::new(FILL_NAME).cuda(src.clone());
