@@ -8,35 +8,13 @@
 //! tests involving gpukit's transcendental functions (rule 3) against f64 math, which
 //! allow the documented ulp error and say so.
 
+use gpukit_core::Error;
 use gpukit_core::half::{bf16, f16};
-use gpukit_core::numeric::{BinaryOp, UnaryOp, same_bits};
-use gpukit_core::{Element, Error};
+use gpukit_core::numeric::{BinaryOp, UnaryOp};
 use gpukit_reference as reference;
 
-/// Bitwise equality of two slices under rule 8, with a readable failure.
-#[track_caller]
-fn assert_bits<T: Element>(got: &[T], want: &[T]) {
-    assert_eq!(got.len(), want.len(), "length: got {got:?}, want {want:?}");
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            same_bits(g, w),
-            "element {i}: got {g:?}, want {w:?}\n got {got:?}\nwant {want:?}"
-        );
-    }
-}
-
-/// Distance in ulps between two finite f32 values (on the ordered integer line).
-fn ulps_f32(a: f32, b: f32) -> u64 {
-    let key = |x: f32| {
-        let i = x.to_bits() as i32;
-        if i < 0 {
-            i64::from(i32::MIN) - i64::from(i)
-        } else {
-            i64::from(i)
-        }
-    };
-    key(a).abs_diff(key(b))
-}
+mod common;
+use common::{assert_bits, ulps_f32};
 
 /// Distance in ulps between two finite f64 values.
 fn ulps_f64(a: f64, b: f64) -> u64 {

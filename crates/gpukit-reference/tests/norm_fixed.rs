@@ -10,35 +10,11 @@
 //! compare with ONNX's numpy outputs (computed without fma): those allow a few ulps and
 //! say why.
 
-use gpukit_core::Element;
 use gpukit_core::half::f16;
-use gpukit_core::numeric::same_bits;
 use gpukit_reference as reference;
 
-/// Bitwise equality of two slices under rule 8, with a readable failure.
-#[track_caller]
-fn assert_bits<T: Element>(got: &[T], want: &[T]) {
-    assert_eq!(got.len(), want.len(), "length: got {got:?}, want {want:?}");
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            same_bits(g, w),
-            "element {i}: got {g:?}, want {w:?}\n got {got:?}\nwant {want:?}"
-        );
-    }
-}
-
-/// Distance in ulps between two finite f32 values (on the ordered integer line).
-fn ulps_f32(a: f32, b: f32) -> u64 {
-    let key = |x: f32| {
-        let i = x.to_bits() as i32;
-        if i < 0 {
-            i64::from(i32::MIN) - i64::from(i)
-        } else {
-            i64::from(i)
-        }
-    };
-    key(a).abs_diff(key(b))
-}
+mod common;
+use common::{assert_bits, ulps_f32};
 
 /// Every `got[i]` within `ulps` of the f64 value `want[i]` rounded to f32.
 #[track_caller]

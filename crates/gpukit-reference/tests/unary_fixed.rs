@@ -9,33 +9,11 @@
 //! which allow the error docs/numerics.md states and say so.
 
 use gpukit_core::half::{bf16, f16};
-use gpukit_core::numeric::{UnaryOp, same_bits};
+use gpukit_core::numeric::UnaryOp;
 use gpukit_reference as reference;
 
-/// Bitwise equality of two slices under rule 8, with a readable failure.
-#[track_caller]
-fn assert_bits<T: gpukit_core::Element>(got: &[T], want: &[T]) {
-    assert_eq!(got.len(), want.len(), "length: got {got:?}, want {want:?}");
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        assert!(
-            same_bits(g, w),
-            "element {i}: got {g:?}, want {w:?}\n got {got:?}\nwant {want:?}"
-        );
-    }
-}
-
-/// Distance in ulps between two finite f32 values (on the ordered integer line).
-fn ulps_f32(a: f32, b: f32) -> u64 {
-    let key = |x: f32| {
-        let i = x.to_bits() as i32;
-        if i < 0 {
-            i64::from(i32::MIN) - i64::from(i)
-        } else {
-            i64::from(i)
-        }
-    };
-    key(a).abs_diff(key(b))
-}
+mod common;
+use common::{assert_bits, ulps_f32};
 
 /// Source: ONNX Abs / Neg, IEEE 754-2019 §5.5.1 (abs and negate are sign-bit
 /// operations: "quiet-computational", they change only the sign bit, also of a NaN and
