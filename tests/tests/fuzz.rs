@@ -193,17 +193,29 @@ fn batch_load_mutated_ptx() {
         let ptx = String::from_utf8_lossy(&text).into_owned();
         let def = fill_def(ptx);
         if let Ok(_k) = emu.load(&def) {
-            let g = Guarded::new(&emu, DType::F32, 8, &[0]);
-            let n = rng.below(12) as i64;
-            let cfg = LaunchConfig::for_elements(16, 8).unwrap();
-            let _ = emu.launch(
+            launch_mutant(
+                &emu,
                 &def,
-                cfg,
-                &[DevArg::Buf(&g.view), DevArg::F32(1.0), DevArg::I64(n)],
+                &mut rng,
+                &format!("case {case}: a mutant launch"),
             );
-            g.check(&format!("case {case}: a mutant launch"));
         }
     }
+}
+
+/// Launches a loaded mutant of the fill kernel over an 8-element guarded buffer with a
+/// random `n`: it may run or fail, but must stay inside its buffer (within the step
+/// limit).
+fn launch_mutant(emu: &Kit, def: &KernelDef, rng: &mut Rng, what: &str) {
+    let g = Guarded::new(emu, DType::F32, 8, &[0]);
+    let n = rng.below(12) as i64;
+    let cfg = LaunchConfig::for_elements(16, 8).unwrap();
+    let _ = emu.launch(
+        def,
+        cfg,
+        &[DevArg::Buf(&g.view), DevArg::F32(1.0), DevArg::I64(n)],
+    );
+    g.check(what);
 }
 
 /// The text of one shipped PTX module (through a built-in of each family's name).
@@ -393,15 +405,8 @@ fn batch_load_mutated_cuda_c() {
         let def = KernelDef::new(FILL_NAME).cuda(src.clone());
         match emu.load(&def) {
             Ok(_k) => {
-                let g = Guarded::new(&emu, DType::F32, 8, &[0]);
-                let n = rng.below(12) as i64;
-                let cfg = LaunchConfig::for_elements(16, 8).unwrap();
-                let _ = emu.launch(
-                    &def,
-                    cfg,
-                    &[DevArg::Buf(&g.view), DevArg::F32(1.0), DevArg::I64(n)],
-                );
-                g.check(&format!("case {case}: a CUDA C mutant's launch:\n{src}"));
+                let what = format!("case {case}: a CUDA C mutant's launch:\n{src}");
+                launch_mutant(&emu, &def, &mut rng, &what);
                 loaded += 1;
             }
             Err(e) => {
