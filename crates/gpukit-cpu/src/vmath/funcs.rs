@@ -193,7 +193,8 @@ pub fn sigmoid_f32(x: f32) -> f32 {
     let a = abs32(xc);
     let (k, hi, lo) = exp_kernel_f32(-a, 0.0);
     // x < -24: exp_f32(x).
-    let yl = sel32(under, 0.0, scale_f32(hi + lo, k));
+    // (`RN(hi + lo) = hi`: `lo` is the exact error of `hi`, see `exp_f32`.)
+    let yl = sel32(under, 0.0, scale_f32(hi, k));
     // -24 <= x <= 18.
     let sc = pow2i_f32(k);
     let eh = hi * sc;
@@ -221,7 +222,7 @@ pub fn sigmoid_f64(x: f64) -> f64 {
     let xc = sel64(nan | over, 0.0, sel64(under, -100.0, x));
     let a = abs64(xc);
     let (k, hi, lo) = exp_kernel_f64(-a, 0.0);
-    let yl = sel64(under, 0.0, scale_f64(hi + lo, k));
+    let yl = sel64(under, 0.0, scale_f64(hi, k));
     let sc = pow2i_f64(k);
     let eh = hi * sc;
     let el = lo * sc;

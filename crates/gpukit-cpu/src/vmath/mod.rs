@@ -181,6 +181,21 @@ fn pow2i_f64(k: i64) -> f64 {
     f64::from_bits((k.wrapping_add(1023) as u64) << 52)
 }
 
+/// `(a + b, the exact error)` when `a`'s exponent is at least `b`'s (Fast2Sum; the
+/// same pair as the scalar `two_sum` in that case).
+#[inline(always)]
+fn fast_two_sum_f32(a: f32, b: f32) -> (f32, f32) {
+    let s = a + b;
+    (s, b - (s - a))
+}
+
+/// `(a + b, the exact error)` when `a`'s exponent is at least `b`'s (Fast2Sum).
+#[inline(always)]
+fn fast_two_sum_f64(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    (s, b - (s - a))
+}
+
 // ---------------------------------------------------------------------------------------
 // exp kernel and scaling.
 // ---------------------------------------------------------------------------------------
@@ -194,11 +209,13 @@ pub(crate) fn exp_kernel_f32(x: f32, xl: f32) -> (i32, f32, f32) {
     let k = (t.to_bits() as i32).wrapping_sub(MAGIC_F32.to_bits() as i32);
     let r_hi = (-kf).mul_add(LN2_HI_F32, x);
     let r_lo = (-kf).mul_add(LN2_LO_F32, xl);
-    // two_sum(r_hi, r_lo)
-    let r = r_hi + r_lo;
-    let bb = r - r_hi;
-    let aa = r - bb;
-    let r_err = (r_hi - aa) + (r_lo - bb);
+    // The scalar two_sum(r_hi, r_lo) as Fast2Sum, three operations instead of six and
+    // the same exact pair (r, r_err). Fast2Sum(a, b) is exact when |a| >= |b|, and
+    // also when a is a multiple of b's last bit (then a + b, s - a and b - z are all
+    // on b's grid and fit). Here r_hi is a multiple of 2^-26 (when k != 0, |x| > 0.34
+    // is a multiple of 2^-25 and k*LN2_HI of 2^-24; when k == 0, r_hi = x and r_lo =
+    // xl, |xl| <= |x|), and |r_lo| <= 2^-20 has its last bit at or below 2^-43.
+    let (r, r_err) = fast_two_sum_f32(r_hi, r_lo);
     let r2 = r * r;
     let q = horner_f32(r, &EXP_F32);
     let p = r2.mul_add(q, r_err.mul_add(r, r_err));
@@ -217,10 +234,10 @@ pub(crate) fn exp_kernel_f64(x: f64, xl: f64) -> (i64, f64, f64) {
     let k = (t.to_bits() as i64).wrapping_sub(MAGIC_F64.to_bits() as i64);
     let r_hi = (-kf).mul_add(LN2_HI_F64, x);
     let r_lo = (-kf).mul_add(LN2_LO_F64, xl);
-    let r = r_hi + r_lo;
-    let bb = r - r_hi;
-    let aa = r - bb;
-    let r_err = (r_hi - aa) + (r_lo - bb);
+    // Fast2Sum, exact as in exp_kernel_f32: r_hi is a multiple of 2^-55 (k != 0:
+    // |x| > 0.34, and LN2_HI's last bit is 2^-53), and either |r_hi| >= |r_lo| or
+    // r_hi is a multiple of r_lo's last bit (|r_lo| <= 2^-40 has it below 2^-92).
+    let (r, r_err) = fast_two_sum_f64(r_hi, r_lo);
     let r2 = r * r;
     let q = horner_f64(r, &EXP_F64);
     let p = r2.mul_add(q, r_err.mul_add(r, r_err));
@@ -257,31 +274,29 @@ pub(crate) fn scale_f64(y: f64, k: i64) -> f64 {
 
 /// [`gpukit_core::math::exp_f32`] in lane form (same bits for every input).
 #[inline(always)]
+///
+/// Two structural shortcuts, both exact: the scalar's special cases become two
+/// clamps to stand-ins whose own results are the special results (`x > 88.72...`
+/// is replaced by 100, whose `2^144 (hi)` overflows to `+inf`; `x < -103.97...` by
+/// -104, whose `2^-150 (0.973...)` rounds to `+0`; a NaN runs through and stays NaN),
+/// and `hi + lo` is `hi`: the kernel's `lo` is the exact error of `hi = RN(s + t)`
+/// (Fast2Sum, `|s| > |t|`), so `RN(hi + lo) = RN(s + t) = hi`.
 pub fn exp_f32(x: f32) -> f32 {
-    let hi_lim = f32::from_bits(0x42b1_7217);
-    let lo_lim = f32::from_bits(0xc2cf_f1b4);
-    let over = x > hi_lim;
-    let under = x < lo_lim;
-    let nan = x.is_nan();
-    // The kernel's domain; other lanes compute on a harmless stand-in.
-    let xc = sel32(over | under | nan, 0.0, x);
-    let (k, hi, lo) = exp_kernel_f32(xc, 0.0);
-    let r = scale_f32(hi + lo, k);
-    let r = sel32(over, f32::INFINITY, sel32(under, 0.0, r));
-    sel32(nan, x, r)
+    let xc = sel32(x > f32::from_bits(0x42b1_7217), 100.0, x);
+    let xc = sel32(xc < f32::from_bits(0xc2cf_f1b4), -104.0, xc);
+    let (k, hi, _) = exp_kernel_f32(xc, 0.0);
+    scale_f32(hi, k)
 }
 
 /// [`gpukit_core::math::exp_f64`] in lane form (same bits for every input).
 #[inline(always)]
+///
+/// The shortcuts of [`exp_f32`]: the stand-ins are 720 (`2^1039 (hi)` overflows to
+/// `+inf`) and -746 (`e^-746 = 2^-1076.25`, below half the smallest subnormal, rounds
+/// to `+0`), and `hi + lo = hi`.
 pub fn exp_f64(x: f64) -> f64 {
-    let hi_lim = f64::from_bits(0x4086_2e42_fefa_39ef);
-    let lo_lim = f64::from_bits(0xc087_4910_d52d_3051);
-    let over = x > hi_lim;
-    let under = x < lo_lim;
-    let nan = x.is_nan();
-    let xc = sel64(over | under | nan, 0.0, x);
-    let (k, hi, lo) = exp_kernel_f64(xc, 0.0);
-    let r = scale_f64(hi + lo, k);
-    let r = sel64(over, f64::INFINITY, sel64(under, 0.0, r));
-    sel64(nan, x, r)
+    let xc = sel64(x > f64::from_bits(0x4086_2e42_fefa_39ef), 720.0, x);
+    let xc = sel64(xc < f64::from_bits(0xc087_4910_d52d_3051), -746.0, xc);
+    let (k, hi, _) = exp_kernel_f64(xc, 0.0);
+    scale_f64(hi, k)
 }

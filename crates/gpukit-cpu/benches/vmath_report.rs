@@ -1,0 +1,83 @@
+//! Throughput of the portable math's lane forms, independent of memory: each function
+//! over a 4096-element (L1-resident) buffer, repeated, at every SIMD level this CPU has,
+//! one thread. Prints nanoseconds per element (best of several runs) and the same in
+//! cycles at the nominal clock from `/proc/cpuinfo` when it is known.
+//! `cargo bench -p gpukit-cpu --bench vmath_report` (`VMATH_ONLY=exp,tanh` picks).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use gpukit_cpu::simd::{SimdLevel, levels, run_at};
+use gpukit_cpu::vmath::LaneMath;
+
+const N: usize = 4096;
+const REPS: usize = 2000;
+
+/// Nominal clock in GHz from /proc/cpuinfo's first `cpu MHz` line.
+fn clock_ghz() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let l = s.lines().find(|l| l.starts_with("cpu MHz"))?;
+    Some(l.split(':').nth(1)?.trim().parse::<f64>().ok()? / 1e3)
+}
+
+/// Best time per element (ns) of `f` mapped over `xs` at `level`.
+fn per_elem<T: Copy + Send + Sync>(level: SimdLevel, xs: &[T], f: impl Fn(T) -> T + Copy) -> f64 {
+    let mut out = xs.to_vec();
+    let mut best = f64::INFINITY;
+    for _ in 0..7 {
+        let t = Instant::now();
+        run_at(
+            level,
+            #[inline(always)]
+            || {
+                for _ in 0..REPS {
+                    for (o, &x) in out.iter_mut().zip(black_box(xs)) {
+                        *o = f(x);
+                    }
+                    black_box(&mut out);
+                }
+            },
+        );
+        best = best.min(t.elapsed().as_secs_f64() * 1e9 / (REPS * xs.len()) as f64);
+    }
+    best
+}
+
+fn main() {
+    let only = std::env::var("VMATH_ONLY").ok();
+    let want = |op: &str| only.as_deref().is_none_or(|o| o.split(',').any(|x| x == op));
+    let ghz = clock_ghz();
+    println!("nominal clock: {ghz:?} GHz; {N} elements x {REPS}, one thread");
+    let x32: Vec<f32> = (0..N).map(|j| ((j * 7919) % 2003) as f32 * 0.004 - 4.0).collect();
+    let x64: Vec<f64> = x32.iter().map(|&v| v as f64).collect();
+    let cyc = |ns: f64| {
+        ghz.map(|g| format!(" ({:.2} cyc)", ns * g))
+            .unwrap_or_default()
+    };
+    // A macro, not a table of fn pointers: each function must inline into its loop.
+    macro_rules! report {
+        ($name:literal, $f:expr) => {
+            if want($name) {
+                for level in levels() {
+                    let a = per_elem(level, &x32, |x: f32| $f(x));
+                    let b = per_elem(level, &x64, |x: f64| $f(x));
+                    println!(
+                        "{:10} {level:?}: f32 {a:.3} ns/elem{}, f64 {b:.3} ns/elem{}",
+                        $name,
+                        cyc(a),
+                        cyc(b)
+                    );
+                }
+            }
+        };
+    }
+    report!("exp", |x: _| LaneMath::exp_l(x));
+    report!("log", |x: _| LaneMath::log_l(x));
+    report!("tanh", |x: _| LaneMath::tanh_l(x));
+    report!("sigmoid", |x: _| LaneMath::sigmoid_l(x));
+    report!("erf", |x: _| LaneMath::erf_l(x));
+    report!("gelu", |x: _| LaneMath::gelu_l(x));
+    report!("gelu_tanh", |x: _| LaneMath::gelu_tanh_l(x));
+    report!("silu", |x: _| LaneMath::silu_l(x));
+    report!("softplus", |x: _| LaneMath::softplus_l(x));
+}
