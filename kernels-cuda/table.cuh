@@ -49,6 +49,12 @@
 #define GK_FOR_resize_bilinear(X) X(resize_bilinear, f32, float) X(resize_bilinear, f64, double) X(resize_bilinear, f16, gk_f16) X(resize_bilinear, bf16, gk_bf16)
 #define GK_FOR_resize_nearest(X) X(resize_nearest, f32, float) X(resize_nearest, f64, double) X(resize_nearest, f16, gk_f16) X(resize_nearest, bf16, gk_bf16) X(resize_nearest, i64, i64) X(resize_nearest, i32, int)
 #define GK_FOR_eos_gather(X) X(eos_gather, f32, float) X(eos_gather, f64, double) X(eos_gather, f16, gk_f16) X(eos_gather, bf16, gk_bf16) X(eos_gather, i64, i64) X(eos_gather, i32, int)
+#define GK_FOR_cast_f32_to(X) X(cast_f32_to, f32, float) X(cast_f32_to, f64, double) X(cast_f32_to, f16, gk_f16) X(cast_f32_to, bf16, gk_bf16) X(cast_f32_to, i64, i64) X(cast_f32_to, i32, int)
+#define GK_FOR_cast_f64_to(X) X(cast_f64_to, f32, float) X(cast_f64_to, f64, double) X(cast_f64_to, f16, gk_f16) X(cast_f64_to, bf16, gk_bf16) X(cast_f64_to, i64, i64) X(cast_f64_to, i32, int)
+#define GK_FOR_cast_f16_to(X) X(cast_f16_to, f32, float) X(cast_f16_to, f64, double) X(cast_f16_to, f16, gk_f16) X(cast_f16_to, bf16, gk_bf16) X(cast_f16_to, i64, i64) X(cast_f16_to, i32, int)
+#define GK_FOR_cast_bf16_to(X) X(cast_bf16_to, f32, float) X(cast_bf16_to, f64, double) X(cast_bf16_to, f16, gk_f16) X(cast_bf16_to, bf16, gk_bf16) X(cast_bf16_to, i64, i64) X(cast_bf16_to, i32, int)
+#define GK_FOR_cast_i64_to(X) X(cast_i64_to, f32, float) X(cast_i64_to, f64, double) X(cast_i64_to, f16, gk_f16) X(cast_i64_to, bf16, gk_bf16) X(cast_i64_to, i64, i64) X(cast_i64_to, i32, int)
+#define GK_FOR_cast_i32_to(X) X(cast_i32_to, f32, float) X(cast_i32_to, f64, double) X(cast_i32_to, f16, gk_f16) X(cast_i32_to, bf16, gk_bf16) X(cast_i32_to, i64, i64) X(cast_i32_to, i32, int)
 
 // Auxiliary entries of the launch plans.
 #define GK_FOR_bmm_small(X) X(bmm_small, f32, float) X(bmm_small, f64, double) X(bmm_small, f16, gk_f16) X(bmm_small, bf16, gk_bf16)

@@ -93,10 +93,15 @@ fn batch_builtin_launches() {
                 .enumerate()
                 .map(|(i, p)| {
                     p.contains("buf").then(|| {
-                        let d = if p.ends_with("buf<i64>") || op == "check_index" {
+                        // `buf<i64>` (indices) and a cast's `buf<f16>` (its source)
+                        // have their own dtype; a plain `buf` is the kernel's.
+                        let fixed = p
+                            .split_once("buf<")
+                            .and_then(|(_, t)| DType::parse(t.trim_end_matches('>')));
+                        let d = if op == "check_index" {
                             DType::I64
                         } else {
-                            dtype
+                            fixed.unwrap_or(dtype)
                         };
                         Guarded::new(k, d, sizes[i], &fill)
                     })

@@ -117,7 +117,7 @@ risky!(
         // backends, the same verdict on both, never an abort or a huge allocation.
         let kits = kits();
         for name in gpukit::abi::all_kernel_names() {
-            let (op, _) = name.rsplit_once('_').unwrap();
+            let (op, dn) = name.rsplit_once('_').unwrap();
             let sig = gpukit::abi::signature(op).unwrap();
             let args: Vec<&str> = sig.args.split(',').map(str::trim).collect();
             for lie in 0..args.len() {
@@ -126,17 +126,19 @@ risky!(
                 }
                 let mut verdicts = Vec::new();
                 for (kname, k) in &kits {
-                    let dtype = gpukit::DType::ALL
-                        .into_iter()
-                        .find(|d| name.ends_with(d.name()))
-                        .unwrap();
+                    // The dtype after the last '_' ("bf16" also ends with "f16").
+                    let dtype = gpukit::DType::parse(dn).unwrap();
                     let bufs: Vec<Buf> = args
                         .iter()
                         .map(|a| {
-                            let d = if a.ends_with("buf<i64>") || op == "check_index" {
+                            // `buf<i64>` and a cast's `buf<f16>` have their own dtype.
+                            let fixed = a
+                                .split_once("buf<")
+                                .and_then(|(_, t)| gpukit::DType::parse(t.trim_end_matches('>')));
+                            let d = if op == "check_index" {
                                 gpukit::DType::I64
                             } else {
-                                dtype
+                                fixed.unwrap_or(dtype)
                             };
                             k.alloc(d, 16).unwrap()
                         })

@@ -315,6 +315,116 @@ fn reduction_errors() {
     assert_eq!(s.download::<i64>().unwrap(), vec![6]);
 }
 
+/// `cast` rejects a length mismatch (naming the dtypes and lengths), any overlap
+/// between different dtypes, a partial overlap, and foreign or absent buffers; the same
+/// dtype runs exactly in place; empty buffers are a no-op for every pair.
+#[test]
+fn cast_errors() {
+    let k = kit();
+    let a = f32s(&k, 8);
+    let out = k.zeros(DType::F16, 7).unwrap();
+    match ops::cast(&k, &out, &a) {
+        Err(Error::Length {
+            what,
+            expected: 8,
+            got: 7,
+        }) => {
+            assert!(
+                what.contains("cast") && what.contains("f32") && what.contains("f16"),
+                "{what}"
+            );
+        }
+        other => panic!("expected a length error, got {other:?}"),
+    }
+    // Different dtypes never run in place: the same bytes viewed as i32, refused.
+    let f = k.upload(&[1.5f32; 16]).unwrap();
+    let same_bytes = f.view_as(0, 16, DType::I32).unwrap();
+    match ops::cast(&k, &same_bytes, &f) {
+        Err(Error::InvalidArgument { op, reason }) => {
+            assert_eq!(op, "cast");
+            assert!(reason.contains("in place"), "{reason}");
+        }
+        other => panic!("expected an overlap error, got {other:?}"),
+    }
+    assert_eq!(
+        f.download::<f32>().unwrap(),
+        vec![1.5; 16],
+        "nothing written"
+    );
+    // Disjoint parts of one allocation are fine.
+    let i = f.view_as(32, 8, DType::I32).unwrap();
+    ops::cast(&k, &i, &f.view(0, 8).unwrap()).unwrap();
+    assert_eq!(i.download::<i32>().unwrap(), vec![1; 8]);
+    let f = k.upload(&[1.5f32; 16]).unwrap();
+    // Partial overlap of the same dtype; exact overlap is in place.
+    let (lo, mid) = (f.view(0, 8).unwrap(), f.view(4, 8).unwrap());
+    match ops::cast(&k, &mid, &lo) {
+        Err(Error::InvalidArgument { op, reason }) => {
+            assert_eq!(op, "cast");
+            assert!(reason.contains("overlaps"), "{reason}");
+        }
+        other => panic!("expected an overlap error, got {other:?}"),
+    }
+    ops::cast(&k, &lo, &lo).unwrap();
+    assert_eq!(lo.download::<f32>().unwrap(), vec![1.5; 8]);
+    // Foreign and absent buffers.
+    let other = kit();
+    let far = f32s(&other, 8);
+    let o8 = k.zeros(DType::F64, 8).unwrap();
+    assert!(matches!(
+        ops::cast(&k, &o8, &far),
+        Err(Error::DeviceMismatch { .. })
+    ));
+    assert!(matches!(
+        ops::cast(&k, &o8, &Buf::absent(DType::I64)),
+        Err(Error::Absent { .. })
+    ));
+    assert!(matches!(
+        ops::cast(&k, &Buf::absent(DType::I64), &a),
+        Err(Error::Absent { .. })
+    ));
+    // Empty: every pair is accepted and writes nothing.
+    for s in DType::ALL {
+        for d in DType::ALL {
+            let (x, y) = (k.zeros(s, 0).unwrap(), k.zeros(d, 0).unwrap());
+            ops::cast(&k, &y, &x).unwrap();
+        }
+    }
+}
+
+/// The raw launch of a cast kernel checks both dtypes and the lengths on every backend
+/// (the ABI's `buf<src>` kind), before the kernel runs.
+#[test]
+fn cast_raw_launches_are_checked() {
+    let k = kit();
+    let cfg = LaunchConfig::for_elements(1, 1).unwrap();
+    let (out, a) = (
+        k.zeros(DType::F64, 4).unwrap(),
+        k.zeros(DType::I32, 4).unwrap(),
+    );
+    k.launch_builtin(
+        "cast_i32_to_f64",
+        cfg,
+        &[DevArg::Buf(&out), DevArg::Buf(&a), DevArg::I64(4)],
+    )
+    .unwrap();
+    for (name, n) in [
+        ("cast_i64_to_f64", 4),
+        ("cast_i32_to_f32", 4),
+        ("cast_i32_to_f64", 5),
+    ] {
+        let r = k.launch_builtin(
+            name,
+            cfg,
+            &[DevArg::Buf(&out), DevArg::Buf(&a), DevArg::I64(n)],
+        );
+        assert!(
+            matches!(r, Err(Error::Argument { .. })),
+            "{name} n={n}: {r:?}"
+        );
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Call {
     Binary(u8, usize, usize, usize),
@@ -328,6 +438,7 @@ enum Call {
     Sum(usize, usize),
     Dot(u8, usize, usize, usize),
     Map(u8, usize, usize),
+    Cast(u8, u8, usize, usize),
 }
 
 fn small() -> impl Strategy<Value = usize> {
@@ -377,6 +488,8 @@ fn call() -> impl Strategy<Value = Call> {
         (any::<u8>().prop_map(|d| d as usize), small()).prop_map(|(d, l)| Call::Sum(d, l)),
         (any::<u8>(), small(), small(), small()).prop_map(|(d, o, a, b)| Call::Dot(d, o, a, b)),
         (any::<u8>(), small(), small()).prop_map(|(d, o, a)| Call::Map(d, o, a)),
+        (any::<u8>(), any::<u8>(), small(), small())
+            .prop_map(|(s, d, o, a)| Call::Cast(s, d, o, a)),
     ]
 }
 
@@ -406,6 +519,11 @@ proptest! {
                     Call::Sum(d, l) => ops::sum(&k, &buf(&k, *d as u8, 1), &buf(&k, *d as u8, *l)),
                     Call::Dot(d, o, a, b) => ops::dot(&k, &buf(&k, *d, *o), &buf(&k, *d, *a), &buf(&k, d.wrapping_add(*b as u8 % 2), *b)),
                     Call::Map(d, o, a) => ops::map(&k, &ops::MapFn { name: "twice".into(), cuda_expr: "x + x".into(), f32: |x| x + x, f64: |x| x + x }, &buf(&k, *d, *o), &buf(&k, *d, *a)),
+                    Call::Cast(s, d, o, a) => {
+                        let a = buf(&k, *s, *a);
+                        // Sometimes the output is the input itself (in place).
+                        if *o % 5 == 0 { ops::cast(&k, &a, &a) } else { ops::cast(&k, &buf(&k, *d, *o), &a) }
+                    }
                 };
             }));
             prop_assert!(r.is_ok(), "panicked on {c:?}");

@@ -14,6 +14,7 @@
 use crate::DType;
 
 pub mod attention;
+pub mod cast;
 mod check;
 pub mod contents;
 pub mod conv;
@@ -208,8 +209,8 @@ pub fn kernel_name(op: &str, dtype: DType) -> String {
     format!("{op}_{}", dtype.name())
 }
 
-/// Every kernel signature: the arithmetic core ([`KERNELS`]) and the neural-network
-/// groups ([`conv`], [`norm`], [`attention`], [`movement`]).
+/// Every kernel signature: the arithmetic core ([`KERNELS`]), the neural-network
+/// groups ([`conv`], [`norm`], [`attention`], [`movement`]) and the casts ([`cast`]).
 pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
     KERNELS
         .iter()
@@ -217,6 +218,7 @@ pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
         .chain(norm::KERNELS)
         .chain(attention::KERNELS)
         .chain(movement::KERNELS)
+        .chain(cast::KERNELS)
 }
 
 /// Every built-in kernel name, in table order.

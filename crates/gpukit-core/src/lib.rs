@@ -9,6 +9,7 @@
 
 pub mod abi;
 mod buf;
+pub mod cast;
 mod device;
 mod dtype;
 mod error;

@@ -8,6 +8,7 @@ pub const MODULES: &[(&str, &str)] = &[
         "attention",
         include_str!("../../../kernels-cuda/ptx/attention.ptx"),
     ),
+    ("cast", include_str!("../../../kernels-cuda/ptx/cast.ptx")),
     ("conv", include_str!("../../../kernels-cuda/ptx/conv.ptx")),
     (
         "elementwise",

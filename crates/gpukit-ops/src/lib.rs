@@ -9,9 +9,11 @@
 //!
 //! The arithmetic core lives here: elementwise binary ops (same shape and N-D stride
 //! broadcast), unary maps (and user maps), matmul and batched matmul, gather and
-//! scatter along an axis, row softmax, sum and dot.
+//! scatter along an axis, row softmax, sum and dot; and `cast` between every pair of
+//! dtypes.
 
 mod attention;
+mod cast;
 mod check;
 mod conv;
 mod elementwise;
@@ -22,6 +24,7 @@ mod norm;
 mod reduce;
 
 pub use attention::*;
+pub use cast::cast;
 pub use check::numel;
 pub use conv::*;
 pub use elementwise::{

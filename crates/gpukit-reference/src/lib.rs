@@ -30,11 +30,13 @@
 #![forbid(unsafe_code)]
 
 mod attention;
+mod cast;
 mod conv;
 mod movement;
 mod norm;
 
 pub use attention::*;
+pub use cast::cast;
 pub use conv::*;
 pub use movement::*;
 pub use norm::*;

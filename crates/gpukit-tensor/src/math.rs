@@ -3,8 +3,10 @@
 //! Each method computes shapes and strides and calls one op of `gpukit_ops`, so the
 //! bits are that op's.
 
+#[cfg(doc)]
+use gpukit_core::Error;
 use gpukit_core::numeric::{BinaryOp, UnaryOp};
-use gpukit_core::{DType, Error, Result};
+use gpukit_core::{DType, Result};
 use gpukit_ops::{GemmParams, LayerNorm, MapFn};
 
 use crate::Tensor;
@@ -559,23 +561,43 @@ impl Tensor {
         Ok(out)
     }
 
-    /// Converting to another dtype — not supported yet: gpukit has no cast op (issue
-    /// 14, point 1). Returns the tensor itself when `dtype` is already its dtype.
+    /// The tensor converted to `dtype`, same shape, through the `cast` op
+    /// ([`gpukit_ops::cast`]): to a float, one rounding of the exact value to nearest
+    /// even (subnormals kept, overflow to ±inf, -0.0 and ±inf kept, NaN stays NaN);
+    /// float to integer, truncation toward zero with NaN → 0 and saturation at the
+    /// integer type's range; i64 → i32 wraps, i32 → i64 sign-extends. The same dtype
+    /// returns the tensor itself (no copy). A view is made contiguous first.
     ///
-    /// Errors: [`Error::InvalidArgument`] saying it is not supported yet for any other
-    /// dtype.
+    /// ```
+    /// use gpukit_core::DType;
+    /// use gpukit_tensor::Tensor;
+    ///
+    /// let kit = gpukit::cpu()?;
+    /// let x = Tensor::from_slice(&kit, &[1.5f64, -2.7, f64::NAN, 1e300], &[2, 2])?;
+    /// assert_eq!(x.to_dtype(DType::I32)?.to_vec::<i32>()?, [1, -2, 0, i32::MAX]);
+    /// let h = x.to_dtype(DType::F16)?.to_vec::<gpukit_core::half::f16>()?;
+    /// assert_eq!((h[0].to_f32(), h[1].to_f32()), (1.5, -2.69921875));
+    /// assert!(h[2].is_nan() && h[3].is_infinite());
+    /// // A boolean-style mask: i64 0/1 to f32 0.0/1.0.
+    /// let m = Tensor::from_slice(&kit, &[0i64, 1, 1], &[3])?.cast(DType::F32)?;
+    /// assert_eq!(m.to_vec::<f32>()?, [0.0, 1.0, 1.0]);
+    /// # Ok::<(), gpukit_core::Error>(())
+    /// ```
+    ///
+    /// Errors: those of [`Tensor::contiguous`] and allocation errors of the kit.
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
-        Err(Error::InvalidArgument {
-            op: "to_dtype".into(),
-            reason: format!(
-                "converting {:?} {} to {dtype} is not supported yet: gpukit has no cast op",
-                self.dims,
-                self.dtype()
-            ),
-        })
+        let x = self.contiguous()?;
+        let out = self.alloc_like(&self.dims, dtype)?;
+        gpukit_ops::cast(&self.kit, &out.buf, &x.buf)?;
+        Ok(out)
+    }
+
+    /// [`Tensor::to_dtype`] by its other name. Errors: as [`Tensor::to_dtype`].
+    pub fn cast(&self, dtype: DType) -> Result<Tensor> {
+        self.to_dtype(dtype)
     }
 }
 

@@ -102,6 +102,15 @@ proptest! {
         check(t.linear(&t, None))?;
         check(Tensor::concat(&[&t, &t], axis))?;
         check(Tensor::stack(&[&t, &t], axis))?;
+        // Casts of views, to every dtype (the dtype picked from n and the axis).
+        let to = DType::ALL[(n + axis.unsigned_abs() as usize) % 6];
+        check(t.to_dtype(to))?;
+        if let Ok(v) = t.slice(&[axis], &[start], &[end], &[step]) {
+            match v.cast(to) {
+                Ok(c) => prop_assert_eq!(c.dims(), v.dims()),
+                Err(e) => prop_assert!(false, "a cast of a valid view cannot fail: {e}"),
+            }
+        }
         if let Ok(parts) = t.chunk(n, axis) {
             let total: usize = parts.iter().map(|p| p.numel()).sum();
             prop_assert_eq!(total, t.numel());

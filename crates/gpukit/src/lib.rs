@@ -37,6 +37,8 @@ pub mod selftest;
 #[cfg(feature = "selftest")]
 mod selftest_attention;
 #[cfg(feature = "selftest")]
+mod selftest_cast;
+#[cfg(feature = "selftest")]
 mod selftest_common;
 #[cfg(feature = "selftest")]
 mod selftest_conv;

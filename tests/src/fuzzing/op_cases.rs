@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 49] = [
+pub const OPS: [&str; 50] = [
     "softmax_rows",
     "sum",
     "dot",
@@ -62,6 +62,8 @@ pub const OPS: [&str; 49] = [
     "softmax_axis",
     "argmax",
     "reduce_l2",
+    // The cast group.
+    "cast",
 ];
 
 /// The checked product of `dims`, if it is a buffer length the case may allocate.
@@ -792,6 +794,20 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             } else {
                 ops::reduce_l2(k, c.v(o), c.v(x), rows, n)
             }
+        }
+        "cast" => {
+            // Any source and target dtype (d is the source), sometimes in place.
+            let n = c.dim("n");
+            let to = c.r.dtype();
+            c.note("to", to);
+            let a = c.buf("a", d, fit(&[n]));
+            let o = if !c.tame && c.r.one_in(10) {
+                c.note("out", "= a");
+                a
+            } else {
+                c.buf("out", to, fit(&[n]))
+            };
+            ops::cast(k, c.v(o), c.v(a))
         }
         other => panic!("no fuzz case for op `{other}`"),
     }

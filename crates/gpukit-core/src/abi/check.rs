@@ -15,8 +15,8 @@ use crate::{DType, Error, KernelArg, Result};
 enum Kind {
     /// A buffer of the kernel's dtype.
     Buf,
-    /// A buffer of i64.
-    BufI64,
+    /// A buffer of a fixed dtype (`buf<i64>`, a cast's `buf<f16>`, ...).
+    BufOf(DType),
     /// An i64 scalar (a count, flag or offset: never negative).
     I64,
     /// An f64 scalar.
@@ -30,9 +30,14 @@ fn kinds(sig: &KernelSig) -> Vec<(&'static str, Kind)> {
             let a = a.trim();
             match a.split_once(':') {
                 Some((name, ty)) => {
-                    let kind = match ty.trim() {
-                        "buf<i64>" => Kind::BufI64,
-                        "f64" => Kind::F64,
+                    let ty = ty.trim();
+                    let fixed = ty
+                        .strip_prefix("buf<")
+                        .and_then(|t| t.strip_suffix('>'))
+                        .and_then(DType::parse);
+                    let kind = match (ty, fixed) {
+                        (_, Some(d)) => Kind::BufOf(d),
+                        ("f64", None) => Kind::F64,
                         _ => Kind::Buf,
                     };
                     (name.trim(), kind)
@@ -143,17 +148,16 @@ pub fn check_args(name: &str, args: &[KernelArg]) -> Result<()> {
     for (i, (&(arg_name, kind), a)) in kinds.iter().zip(args).enumerate() {
         let ok = match (kind, *a) {
             (
-                Kind::Buf | Kind::BufI64,
+                Kind::Buf | Kind::BufOf(_),
                 KernelArg::Buffer {
                     ptr,
                     bytes,
                     dtype: d,
                 },
             ) => {
-                let want = if kind == Kind::BufI64 {
-                    DType::I64
-                } else {
-                    dtype
+                let want = match kind {
+                    Kind::BufOf(fixed) => fixed,
+                    _ => dtype,
                 };
                 // The absent buffer (null, empty) stands for an unused operand of any dtype.
                 (ptr.0 == 0 && bytes == 0) || d == Some(want)
@@ -171,7 +175,7 @@ pub fn check_args(name: &str, args: &[KernelArg]) -> Result<()> {
         if !ok {
             let want = match kind {
                 Kind::Buf => format!("a buffer of {dtype}"),
-                Kind::BufI64 => "a buffer of i64".to_string(),
+                Kind::BufOf(d) => format!("a buffer of {d}"),
                 Kind::I64 => "an i64 scalar".to_string(),
                 Kind::F64 => "an f64 scalar".to_string(),
             };
@@ -418,6 +422,11 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             c.need(0, s[2])?;
             c.need_prod(1, &[s[2], s[3]])?;
         }
+        // The casts (abi::cast): out, a, n.
+        _ if super::cast::source_of(op).is_some() => {
+            c.need(0, s[2])?;
+            c.need(1, s[2])?;
+        }
         _ => {}
     }
     Ok(())
@@ -506,6 +515,27 @@ mod tests {
         let empty = [buf(16, b), buf(0, b), i(1), i(0), i(8), i(4), i(4)];
         let e = check_args("resize_nearest_bf16", &empty).unwrap_err();
         assert!(matches!(e, Error::Argument { index: 3, .. }), "{e}");
+    }
+
+    #[test]
+    fn casts_check_both_dtypes_and_the_length() {
+        let (h, f) = (DType::F16, DType::F32);
+        let i = KernelArg::I64;
+        // out: f32 (the kernel's dtype), a: f16 (the family's source).
+        assert!(check_args("cast_f16_to_f32", &[buf(8, f), buf(8, h), i(8)]).is_ok());
+        let e = check_args("cast_f16_to_f32", &[buf(8, f), buf(8, f), i(8)]).unwrap_err();
+        assert!(matches!(e, Error::Argument { index: 1, .. }), "{e}");
+        assert!(e.to_string().contains("a buffer of f16"), "{e}");
+        let e = check_args("cast_f16_to_f32", &[buf(8, h), buf(8, h), i(8)]).unwrap_err();
+        assert!(matches!(e, Error::Argument { index: 0, .. }), "{e}");
+        let e = check_args("cast_f16_to_f32", &[buf(8, f), buf(7, h), i(8)]).unwrap_err();
+        assert!(matches!(e, Error::Argument { index: 1, .. }), "{e}");
+        let e = check_args(
+            "cast_i64_to_i32",
+            &[buf(3, DType::I32), buf(9, DType::I64), i(4)],
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::Argument { index: 0, .. }), "{e}");
     }
 
     #[test]

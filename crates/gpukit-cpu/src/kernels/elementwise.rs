@@ -65,7 +65,7 @@ unsafe fn source<'a, T: Element>(out: &RawBuf<'a, T>, inp: &RawBuf<'a, T>, n: us
 /// # Safety
 /// `n <= out.len()`, and nothing else reads or writes `out[..n]` during the call
 /// except through the chunk handed to `body`.
-unsafe fn par_chunks<T: Element>(
+pub(super) unsafe fn par_chunks<T: Element>(
     out: &RawBuf<'_, T>,
     n: usize,
     body: impl Fn(usize, &mut [T]) + Sync + Send,

@@ -18,6 +18,7 @@ use gpukit_core::{DType, Element, Error, Result};
 
 use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
 
+mod cast;
 mod elementwise;
 mod index;
 mod matmul;
@@ -105,6 +106,7 @@ pub(crate) fn table() -> &'static [(String, BuiltinFn)] {
             }
         }
         v.extend(crate::nn::entries());
+        v.extend(cast::entries());
         v
     })
 }

@@ -201,6 +201,10 @@ pub fn plan(name: &str, args: &[KernelArg]) -> Result<Plan> {
         "copy_axis" | "strided_copy" | "resize_bilinear" | "resize_nearest" | "eos_gather" => {
             movement::plan(&call)
         }
+        // kernels-cuda/cast.cu: out, a, n, one grid-stride launch over n.
+        _ if gpukit_core::abi::cast::source_of(op).is_some() => {
+            Ok(grid_stride(call.entry(), call.count(2)?, call.all_args()))
+        }
         _ => Err(Error::KernelNotFound {
             name: name.to_string(),
             backend: "cuda".into(),
