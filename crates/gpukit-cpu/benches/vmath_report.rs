@@ -45,10 +45,15 @@ fn per_elem<T: Copy + Send + Sync>(level: SimdLevel, xs: &[T], f: impl Fn(T) -> 
 
 fn main() {
     let only = std::env::var("VMATH_ONLY").ok();
-    let want = |op: &str| only.as_deref().is_none_or(|o| o.split(',').any(|x| x == op));
+    let want = |op: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|x| x == op))
+    };
     let ghz = clock_ghz();
     println!("nominal clock: {ghz:?} GHz; {N} elements x {REPS}, one thread");
-    let x32: Vec<f32> = (0..N).map(|j| ((j * 7919) % 2003) as f32 * 0.004 - 4.0).collect();
+    let x32: Vec<f32> = (0..N)
+        .map(|j| ((j * 7919) % 2003) as f32 * 0.004 - 4.0)
+        .collect();
     let x64: Vec<f64> = x32.iter().map(|&v| v as f64).collect();
     let cyc = |ns: f64| {
         ghz.map(|g| format!(" ({:.2} cyc)", ns * g))
