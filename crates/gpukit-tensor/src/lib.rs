@@ -21,6 +21,7 @@
 
 #[cfg(feature = "io")]
 pub mod io;
+mod index;
 mod layout;
 mod math;
 mod view;
