@@ -49,6 +49,7 @@
 #define GK_FOR_resize_bilinear(X) X(resize_bilinear, f32, float) X(resize_bilinear, f64, double) X(resize_bilinear, f16, gk_f16) X(resize_bilinear, bf16, gk_bf16)
 #define GK_FOR_resize_nearest(X) X(resize_nearest, f32, float) X(resize_nearest, f64, double) X(resize_nearest, f16, gk_f16) X(resize_nearest, bf16, gk_bf16) X(resize_nearest, i64, i64) X(resize_nearest, i32, int)
 #define GK_FOR_eos_gather(X) X(eos_gather, f32, float) X(eos_gather, f64, double) X(eos_gather, f16, gk_f16) X(eos_gather, bf16, gk_bf16) X(eos_gather, i64, i64) X(eos_gather, i32, int)
+#define GK_FOR_reduce_axes(X) X(reduce_axes, f32, float) X(reduce_axes, f64, double) X(reduce_axes, f16, gk_f16) X(reduce_axes, bf16, gk_bf16) X(reduce_axes, i64, i64) X(reduce_axes, i32, int)
 
 // Auxiliary entries of the launch plans.
 #define GK_FOR_bmm_small(X) X(bmm_small, f32, float) X(bmm_small, f64, double) X(bmm_small, f16, gk_f16) X(bmm_small, bf16, gk_bf16)

@@ -19,6 +19,7 @@ pub mod contents;
 pub mod conv;
 pub mod movement;
 pub mod norm;
+pub mod reduce_axes;
 use crate::numeric::{FLOAT_DTYPES, INT_DTYPES};
 pub use check::check_args;
 pub use contents::check_contents;
@@ -209,7 +210,8 @@ pub fn kernel_name(op: &str, dtype: DType) -> String {
 }
 
 /// Every kernel signature: the arithmetic core ([`KERNELS`]) and the neural-network
-/// groups ([`conv`], [`norm`], [`attention`], [`movement`]).
+/// groups ([`conv`], [`norm`], [`attention`], [`movement`]) and the reductions along axes
+/// ([`reduce_axes`]).
 pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
     KERNELS
         .iter()
@@ -217,6 +219,7 @@ pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
         .chain(norm::KERNELS)
         .chain(attention::KERNELS)
         .chain(movement::KERNELS)
+        .chain(reduce_axes::KERNELS)
 }
 
 /// Every built-in kernel name, in table order.
