@@ -171,6 +171,7 @@ pub fn checks() -> Vec<Check> {
     .chain(crate::selftest_norm::checks())
     .chain(crate::selftest_attention::checks())
     .chain(crate::selftest_movement::checks())
+    .chain(crate::selftest_reduce_axes::checks())
     .collect()
 }
 

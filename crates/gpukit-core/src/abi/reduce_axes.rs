@@ -42,7 +42,7 @@ pub struct ReduceLayout {
 ///
 /// Errors: [`Error::Argument`] naming `kernel` and the argument at fault (2 for a
 /// negative or overflowing dim or stride, 6 / 7 for a product other than `n_out` /
-/// `n_red`, 1 for a read outside `x`).
+/// `n_red` or more work than `x` has elements (7), 1 for a read outside `x`).
 pub fn reduce_layout(
     kernel: &str,
     dims: &[i64],
@@ -95,6 +95,15 @@ pub fn reduce_layout(
             ),
         );
     }
+    // Every launch the op makes reads each element of a contiguous x once: more work
+    // than x has elements is a lying layout (stride-0 axes would repeat reads without
+    // bound).
+    if n_out.checked_mul(n_red).is_none_or(|w| w > x_len) && n_out > 0 && n_red > 0 {
+        return err(
+            7,
+            format!("n_out {n_out} x n_red {n_red} items exceed the buffer's {x_len} elements"),
+        );
+    }
     if n_out > 0 && n_red > 0 {
         let mut last = Some(0usize);
         for (&d, &s) in d_out.iter().zip(&s_out) {
@@ -135,6 +144,7 @@ mod tests {
             (vec![3, 2, 4], vec![4, 12, 1], 4, 8, 24, 6),
             (vec![3, 2, 4], vec![4, 12, 1], 3, 7, 24, 7),
             (vec![3, 2, 4], vec![i64::MAX, 12, 1], 3, 8, 24, 1),
+            (vec![3, 1 << 40, 1 << 20], vec![0, 0, 0], 3, 1 << 60, 24, 7),
         ] {
             let e = reduce_layout("k", &dims, &strides, 1, n_out, n_red, x_len).unwrap_err();
             assert!(
