@@ -14,9 +14,8 @@
 
 use gpukit_core::abi::reduce_axes::reduce_layout;
 use gpukit_core::half::{bf16, f16};
-use gpukit_core::numeric::{Real, max_nan, min_nan};
+use gpukit_core::numeric::Real;
 
-use crate::vmath::LaneMath;
 use gpukit_core::reduce::{self, CHUNK, LANES};
 use gpukit_core::reduce_axes::{
     AxisReal, MAX_RANK, ReduceOp, l2_exponent, l2_finish, lse_max, mean_finish,
@@ -123,6 +122,32 @@ fn lanes<R: Copy>(acc: &mut [R; LANES], t: &[R], step: impl Fn(R, R) -> R) {
 trait LineReal: SoftReal + AxisReal {}
 impl<R: SoftReal + AxisReal> LineReal for R {}
 
+/// One chunk of [`shape`] (items `s..e`, at most [`CHUNK`]): blocks gathered and
+/// converted, `prep` applied, folded into the lanes, then the tree.
+#[inline(always)]
+fn chunk_of<T: CpuFloat>(
+    line: &Line<'_, T>,
+    s: usize,
+    e: usize,
+    zero: T::Real,
+    prep: &impl Fn(&mut [T::Real]),
+    step: impl Fn(T::Real, T::Real) -> T::Real + Copy,
+    combine: impl Fn(T::Real, T::Real) -> T::Real + Copy,
+) -> T::Real {
+    let mut acc = [zero; LANES];
+    let mut tmp = [<T::Real as Real>::ZERO; BLOCK];
+    let mut b0 = s;
+    while b0 < e {
+        let b1 = (b0 + BLOCK).min(e);
+        let t = &mut tmp[..b1 - b0];
+        line.gather(b0, t, |v| v.load(), |x, o| T::load_slice(x, o));
+        prep(t);
+        lanes(&mut acc, t, step);
+        b0 = b1;
+    }
+    reduce::tree(acc, combine)
+}
+
 /// The reduction shape over a line's items: per chunk, blocks gathered and converted,
 /// `prep` applied, folded into lanes from `zero` with `step`, the tree with `combine`;
 /// chunks combined as [`reduce::fold`] does.
@@ -134,20 +159,7 @@ fn shape<T: CpuFloat>(
     step: impl Fn(T::Real, T::Real) -> T::Real + Copy,
     combine: impl Fn(T::Real, T::Real) -> T::Real + Copy,
 ) -> T::Real {
-    let chunk = |s: usize, e: usize| {
-        let mut acc = [zero; LANES];
-        let mut tmp = [<T::Real as Real>::ZERO; BLOCK];
-        let mut b0 = s;
-        while b0 < e {
-            let b1 = (b0 + BLOCK).min(e);
-            let t = &mut tmp[..b1 - b0];
-            line.gather(b0, t, |v| v.load(), |x, o| T::load_slice(x, o));
-            prep(t);
-            lanes(&mut acc, t, step);
-            b0 = b1;
-        }
-        reduce::tree(acc, combine)
-    };
+    let chunk = |s: usize, e: usize| chunk_of(line, s, e, zero, &prep, step, combine);
     let n = line.n;
     if n <= CHUNK {
         return chunk(0, n);
@@ -189,46 +201,125 @@ fn fold_all<T: CpuFloat>(
     acc.iter().fold(init, |a, &v| f(a, v))
 }
 
-/// One float output: the op's row of [`gpukit_core::reduce_axes`].
+/// `t[i] = |t[i]|`.
+#[inline(always)]
+fn prep_abs<R: LineReal>(t: &mut [R]) {
+    t.iter_mut().for_each(|v| *v = v.abs());
+}
+
+/// [`AxisReal::scale`] with its powers of two computed once: `x * p1`, or
+/// `(x * p1) * p2` when the exponent is past `MAX_EXP` (`big`).
+#[inline(always)]
+fn prep_scale<R: LineReal>(t: &mut [R], p1: R, p2: R, big: bool) {
+    if big {
+        t.iter_mut().for_each(|v| *v = (*v * p1) * p2);
+    } else {
+        t.iter_mut().for_each(|v| *v = *v * p1);
+    }
+}
+
+/// `t[i] = exp(t[i] - m)` (the lane form: the same bits as `Real::exp`).
+#[inline(always)]
+fn prep_exp<R: LineReal>(t: &mut [R], m: R) {
+    t.iter_mut().for_each(|v| *v = (*v - m).exp_l());
+}
+
+/// `max_nan` in its branch-free lane form (the same value).
+#[inline(always)]
+fn max_l<R: LineReal>(a: R, b: R) -> R {
+    a.max_nan_l(b)
+}
+
+/// `min_nan` as `-max_nan(-a, -b)` in lane form: the same value (`min(-0, +0) =
+/// -max(+0, -0) = -0`; a NaN stays a NaN).
+#[inline(always)]
+fn min_l<R: LineReal>(a: R, b: R) -> R {
+    -((-a).max_nan_l(-b))
+}
+
+/// One float output: the op's row of [`gpukit_core::reduce_axes`]. Every closure
+/// handed down is `#[inline(always)]`, so the whole line compiles inside the SIMD
+/// dispatch (FMA, vector exp).
 #[inline(always)]
 fn float_line<T: CpuFloat>(op: ReduceOp, line: &Line<'_, T>) -> T
 where
     T::Real: LineReal,
 {
-    let zero = <T::Real as Real>::ZERO;
-    let add = |a: T::Real, b: T::Real| a + b;
-    let none = |_: &mut [T::Real]| {};
+    type R<T> = <T as gpukit_core::numeric::FloatElement>::Real;
+    let zero = <R<T> as Real>::ZERO;
+    macro_rules! sum_of {
+        ($prep:expr) => {
+            shape(
+                line,
+                zero,
+                #[inline(always)]
+                $prep,
+                #[inline(always)]
+                |a: R<T>, b: R<T>| a + b,
+                #[inline(always)]
+                |a: R<T>, b: R<T>| a + b,
+            )
+        };
+    }
     let r = match op {
-        ReduceOp::Sum => shape(line, zero, none, add, add),
-        ReduceOp::Mean => mean_finish(shape(line, zero, none, add, add), line.n),
-        ReduceOp::Max => fold_all(line, T::Real::NEG_INFINITY, none, max_nan),
-        ReduceOp::Min => fold_all(line, T::Real::INFINITY, none, min_nan),
-        ReduceOp::Prod => {
-            let mul = |a: T::Real, b: T::Real| a * b;
-            shape(line, T::Real::ONE, none, mul, mul)
-        }
-        ReduceOp::L1 => {
-            let abs = |t: &mut [T::Real]| t.iter_mut().for_each(|v| *v = v.abs());
-            shape(line, zero, abs, add, add)
-        }
-        ReduceOp::L2 => {
-            let abs = |t: &mut [T::Real]| t.iter_mut().for_each(|v| *v = v.abs());
-            match l2_exponent(fold_all(line, zero, abs, max_nan)) {
-                Err(r) => r,
-                Ok(e) => {
-                    let sc = |t: &mut [T::Real]| t.iter_mut().for_each(|v| *v = v.scale(-e));
-                    let sq = |a: T::Real, y: T::Real| y.fma(y, a);
-                    l2_finish(shape(line, zero, sc, sq, add), e)
-                }
+        ReduceOp::Sum => sum_of!(|_: &mut [R<T>]| {}),
+        ReduceOp::Mean => mean_finish(sum_of!(|_: &mut [R<T>]| {}), line.n),
+        ReduceOp::Max => fold_all(
+            line,
+            R::<T>::NEG_INFINITY,
+            #[inline(always)]
+            |_: &mut [R<T>]| {},
+            max_l::<R<T>>,
+        ),
+        ReduceOp::Min => fold_all(
+            line,
+            R::<T>::INFINITY,
+            #[inline(always)]
+            |_: &mut [R<T>]| {},
+            min_l::<R<T>>,
+        ),
+        ReduceOp::Prod => shape(
+            line,
+            R::<T>::ONE,
+            #[inline(always)]
+            |_: &mut [R<T>]| {},
+            #[inline(always)]
+            |a: R<T>, b: R<T>| a * b,
+            #[inline(always)]
+            |a: R<T>, b: R<T>| a * b,
+        ),
+        ReduceOp::L1 => sum_of!(|t: &mut [R<T>]| prep_abs(t)),
+        ReduceOp::L2 => match l2_exponent(fold_all(line, zero, prep_abs::<R<T>>, max_l::<R<T>>)) {
+            Err(r) => r,
+            Ok(e) => {
+                let k = -e;
+                let big = k > R::<T>::MAX_EXP;
+                let p1 = R::<T>::pow2(if big { k - R::<T>::MAX_EXP } else { k });
+                let p2 = R::<T>::pow2(R::<T>::MAX_EXP);
+                let s = shape(
+                    line,
+                    zero,
+                    #[inline(always)]
+                    |t: &mut [R<T>]| prep_scale(t, p1, p2, big),
+                    #[inline(always)]
+                    |a: R<T>, y: R<T>| y.fma(y, a),
+                    #[inline(always)]
+                    |a: R<T>, b: R<T>| a + b,
+                );
+                l2_finish(s, e)
             }
-        }
+        },
         ReduceOp::LogSumExp => {
-            match lse_max(fold_all(line, T::Real::NEG_INFINITY, none, max_nan)) {
+            let m = fold_all(
+                line,
+                R::<T>::NEG_INFINITY,
+                #[inline(always)]
+                |_: &mut [R<T>]| {},
+                max_l::<R<T>>,
+            );
+            match lse_max(m) {
                 Err(r) => r,
-                Ok(m) => {
-                    let ex = |t: &mut [T::Real]| t.iter_mut().for_each(|v| *v = (*v - m).exp_l());
-                    m + shape(line, zero, ex, add, add).log()
-                }
+                Ok(m) => m + sum_of!(|t: &mut [R<T>]| prep_exp(t, m)).log(),
             }
         }
     };
@@ -342,27 +433,24 @@ fn reduce_axes<T: ReduceElem>(args: &BuiltinArgs<'_>) -> Result<()> {
         let (o0, o1) = (t * per_task, ((t + 1) * per_task).min(n_out));
         // SAFETY: output ranges are disjoint across tasks and inside out[..n_out].
         let o = unsafe { out.slice_mut(o0, o1) };
-        dispatch(
-            #[inline(always)]
-            || {
-                for (d, oi) in o.iter_mut().zip(o0..o1) {
-                    let mut base = 0;
-                    let mut v = oi;
-                    for i in (0..kd.len()).rev() {
-                        base += (v % kd[i]) * ks[i];
-                        v /= kd[i];
-                    }
-                    let line = Line {
-                        x: src,
-                        base,
-                        dims: if n_red == 0 { &[] } else { rd },
-                        strides: rs,
-                        n: n_red,
-                    };
-                    *d = T::line(op, &line);
+        dispatch(|| {
+            for (d, oi) in o.iter_mut().zip(o0..o1) {
+                let mut base = 0;
+                let mut v = oi;
+                for i in (0..kd.len()).rev() {
+                    base += (v % kd[i]) * ks[i];
+                    v /= kd[i];
                 }
-            },
-        );
+                let line = Line {
+                    x: src,
+                    base,
+                    dims: if n_red == 0 { &[] } else { rd },
+                    strides: rs,
+                    n: n_red,
+                };
+                *d = T::line(op, &line);
+            }
+        });
     };
     if tasks <= 1 {
         (0..tasks).for_each(task);
