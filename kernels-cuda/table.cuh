@@ -55,6 +55,7 @@
 #define GK_FOR_cast_bf16_to(X) X(cast_bf16_to, f32, float) X(cast_bf16_to, f64, double) X(cast_bf16_to, f16, gk_f16) X(cast_bf16_to, bf16, gk_bf16) X(cast_bf16_to, i64, i64) X(cast_bf16_to, i32, int)
 #define GK_FOR_cast_i64_to(X) X(cast_i64_to, f32, float) X(cast_i64_to, f64, double) X(cast_i64_to, f16, gk_f16) X(cast_i64_to, bf16, gk_bf16) X(cast_i64_to, i64, i64) X(cast_i64_to, i32, int)
 #define GK_FOR_cast_i32_to(X) X(cast_i32_to, f32, float) X(cast_i32_to, f64, double) X(cast_i32_to, f16, gk_f16) X(cast_i32_to, bf16, gk_bf16) X(cast_i32_to, i64, i64) X(cast_i32_to, i32, int)
+#define GK_FOR_reduce_axes(X) X(reduce_axes, f32, float) X(reduce_axes, f64, double) X(reduce_axes, f16, gk_f16) X(reduce_axes, bf16, gk_bf16) X(reduce_axes, i64, i64) X(reduce_axes, i32, int)
 
 // Auxiliary entries of the launch plans.
 #define GK_FOR_bmm_small(X) X(bmm_small, f32, float) X(bmm_small, f64, double) X(bmm_small, f16, gk_f16) X(bmm_small, bf16, gk_bf16)

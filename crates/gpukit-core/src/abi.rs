@@ -20,6 +20,7 @@ pub mod contents;
 pub mod conv;
 pub mod movement;
 pub mod norm;
+pub mod reduce_axes;
 use crate::numeric::{FLOAT_DTYPES, INT_DTYPES};
 pub use check::check_args;
 pub use contents::check_contents;
@@ -210,7 +211,8 @@ pub fn kernel_name(op: &str, dtype: DType) -> String {
 }
 
 /// Every kernel signature: the arithmetic core ([`KERNELS`]), the neural-network
-/// groups ([`conv`], [`norm`], [`attention`], [`movement`]) and the casts ([`cast`]).
+/// groups ([`conv`], [`norm`], [`attention`], [`movement`]), the casts ([`cast`]) and the
+/// reductions along axes ([`reduce_axes`]).
 pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
     KERNELS
         .iter()
@@ -219,6 +221,7 @@ pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
         .chain(attention::KERNELS)
         .chain(movement::KERNELS)
         .chain(cast::KERNELS)
+        .chain(reduce_axes::KERNELS)
 }
 
 /// Every built-in kernel name, in table order.

@@ -24,6 +24,7 @@ pub mod numeric;
 mod pool;
 mod profile;
 pub mod reduce;
+pub mod reduce_axes;
 mod run;
 
 pub use buf::Buf;

@@ -28,6 +28,10 @@ pub const MODULES: &[(&str, &str)] = &[
         "reduce",
         include_str!("../../../kernels-cuda/ptx/reduce.ptx"),
     ),
+    (
+        "reduce_axes",
+        include_str!("../../../kernels-cuda/ptx/reduce_axes.ptx"),
+    ),
 ];
 
 /// One `.entry` of a PTX module: its name and its parameters' PTX types

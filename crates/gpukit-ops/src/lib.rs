@@ -22,6 +22,7 @@ mod linalg;
 mod movement;
 mod norm;
 mod reduce;
+mod reduce_axes;
 
 pub use attention::*;
 pub use cast::cast;
@@ -37,3 +38,4 @@ pub use linalg::{bmm, matmul};
 pub use movement::*;
 pub use norm::*;
 pub use reduce::{dot, softmax_rows, sum};
+pub use reduce_axes::{AxesPlan, ReduceOp, reduce_axes, reduce_out_dims};

@@ -34,12 +34,14 @@ mod cast;
 mod conv;
 mod movement;
 mod norm;
+mod reduce_axes;
 
 pub use attention::*;
 pub use cast::cast;
 pub use conv::*;
 pub use movement::*;
 pub use norm::*;
+pub use reduce_axes::{ReduceElem, reduce_axes};
 
 use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, Real, UnaryOp, max_nan, resolve_index};
 use gpukit_core::reduce::fold;

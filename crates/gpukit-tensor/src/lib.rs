@@ -24,6 +24,7 @@ pub mod io;
 mod index;
 mod layout;
 mod math;
+mod reduce;
 mod view;
 
 use std::sync::Arc;
@@ -31,6 +32,7 @@ use std::sync::Arc;
 use gpukit_core::{Buf, DType, Element, Error, Kit, Result};
 
 pub use layout::broadcast_shapes;
+pub use reduce::ReduceOp;
 
 /// An n-dimensional array on a kit's device: a shared buffer plus dims, element strides
 /// and an element offset. Cloning is cheap (the buffer and the layout are shared).

@@ -97,6 +97,9 @@ proptest! {
         check(t.softmax(axis))?;
         check(t.argmax(axis, n % 2 == 0))?;
         check(t.norm_l2(axis, false))?;
+        check(t.sum_axes(&[axis], n % 2 == 0))?;
+        check(t.l2_axes(&[axis, axis2], n % 2 == 1))?;
+        check(t.logsumexp_axes(&[], n % 2 == 0))?;
         check(t.broadcast_to(&shape.iter().map(|&s| s.max(0) as usize).collect::<Vec<_>>()))?;
         check(t.matmul(&t))?;
         check(t.linear(&t, None))?;

@@ -48,6 +48,8 @@ mod selftest_movement;
 mod selftest_norm;
 #[cfg(feature = "selftest")]
 mod selftest_ops;
+#[cfg(feature = "selftest")]
+mod selftest_reduce_axes;
 
 pub use gpukit_core::*;
 pub use gpukit_ops as ops;

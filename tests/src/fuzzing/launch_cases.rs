@@ -8,12 +8,13 @@ use gpukit::prelude::*;
 use super::{MAX_FIT, Rng};
 
 /// The kernel ops (besides the `*_bc` broadcasts) whose buffers' contents index others.
-pub const CONTENT_OPS: [&str; 5] = [
+pub const CONTENT_OPS: [&str; 6] = [
     "strided_copy",
     "gather",
     "scatter",
     "check_index",
     "eos_gather",
+    "reduce_axes",
 ];
 
 /// One argument of a raw launch, generated once and materialised on each kit.
@@ -166,6 +167,52 @@ pub fn content_case(op: &str, d: DType, r: &mut Rng) -> Vec<Arg> {
                 Arg::I64(ndim),
                 Arg::I64(offset),
                 Arg::I64(n_out),
+            ]
+        }
+        "reduce_axes" => {
+            let ndim = if r.one_in(12) {
+                *r.pick(&[0i64, 9, -1])
+            } else {
+                1 + r.below(4) as i64
+            };
+            let nd = ndim.clamp(0, 8) as usize;
+            let nkeep = if r.one_in(12) {
+                small(r)
+            } else {
+                r.below(nd as u64 + 1) as i64
+            };
+            let dims: Vec<i64> = (0..nd).map(|_| content(r, 0)).collect();
+            let strides: Vec<i64> = (0..nd).map(|_| content(r, 0)).collect();
+            let k = (nkeep.clamp(0, nd as i64)) as usize;
+            let prod = |v: &[i64]| v.iter().try_fold(1i64, |p, &x| p.checked_mul(x));
+            let n_out = prod(&dims[..k]).unwrap_or(-1);
+            let n_red = prod(&dims[k..]).unwrap_or(-1);
+            let n_out = if r.one_in(10) { small(r) } else { n_out.max(0) };
+            let n_red = if r.one_in(10) { small(r) } else { n_red.max(0) };
+            let last = dims
+                .iter()
+                .zip(&strides)
+                .map(|(&x, &s)| (x - 1).saturating_mul(s).max(0))
+                .fold(1i64, |a, b| a.saturating_add(b));
+            let code = if r.one_in(8) {
+                *r.pick(&[-1i64, 8, 1 << 40])
+            } else {
+                r.below(8) as i64
+            };
+            let (lo, lx) = (
+                length(r, n_out),
+                length(r, last.max(n_out.saturating_mul(n_red))),
+            );
+            vec![
+                data(r, lo),
+                data(r, lx),
+                Arg::Buf(DType::I64, i64s(&dims)),
+                Arg::Buf(DType::I64, i64s(&strides)),
+                Arg::I64(ndim),
+                Arg::I64(nkeep),
+                Arg::I64(n_out),
+                Arg::I64(n_red),
+                Arg::I64(code),
             ]
         }
         "gather" | "scatter" => {

@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 50] = [
+pub const OPS: [&str; 52] = [
     "softmax_rows",
     "sum",
     "dot",
@@ -64,6 +64,8 @@ pub const OPS: [&str; 50] = [
     "reduce_l2",
     // The cast group.
     "cast",
+    "reduce_axes",
+    "reduce_out_dims",
 ];
 
 /// The checked product of `dims`, if it is a buffer length the case may allocate.
@@ -794,6 +796,29 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             } else {
                 ops::reduce_l2(k, c.v(o), c.v(x), rows, n)
             }
+        }
+        "reduce_axes" | "reduce_out_dims" => {
+            let shape = c.dims("shape", 5);
+            let rank = shape.len() as i64;
+            let n_axes = c.r.below(4) as usize;
+            let axes: Vec<i64> = (0..n_axes)
+                .map(|_| match c.r.below(8) {
+                    0 if !c.tame => *c.r.pick(&[i64::MIN, i64::MAX, 1 << 40, rank, -rank - 1]),
+                    _ => c.r.below(2 * rank.max(1) as u64) as i64 - rank,
+                })
+                .collect();
+            c.note("axes", &axes);
+            let rop = *c.r.pick(&ops::ReduceOp::ALL);
+            c.note("op", rop);
+            if op == "reduce_out_dims" {
+                return ops::reduce_out_dims(&shape, &axes).map(|_| ());
+            }
+            let out_n = ops::reduce_out_dims(&shape, &axes)
+                .ok()
+                .and_then(|(o, _)| fit(&o));
+            let o = c.buf("out", d, out_n);
+            let x = c.input("x", d, fit(&shape), o);
+            ops::reduce_axes(k, c.v(o), c.v(x), &shape, &axes, rop)
         }
         "cast" => {
             // Any source and target dtype (d is the source), sometimes in place.

@@ -422,6 +422,26 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             c.need(0, s[2])?;
             c.need_prod(1, &[s[2], s[3]])?;
         }
+        "reduce_axes" => {
+            let (ndim, nkeep, n_out, code) = (s[4], s[5], s[6], s[8]);
+            let rank = crate::reduce_axes::MAX_RANK as u64;
+            if ndim == 0 || ndim > rank {
+                return c.err(4, format!("ndim {ndim} outside 1..={rank}"));
+            }
+            if nkeep > ndim {
+                return c.err(5, format!("nkeep {nkeep} exceeds ndim {ndim}"));
+            }
+            let int = c.kernel.ends_with("_i64") || c.kernel.ends_with("_i32");
+            match crate::reduce_axes::ReduceOp::from_code(code as i64) {
+                Some(r) if !int || r.supports_ints() => {}
+                Some(r) => return c.err(8, format!("{r} is not defined for integers")),
+                None => return c.err(8, format!("code {code} is not a reduction (0..8)")),
+            }
+            c.need(0, n_out)?;
+            c.need(2, ndim)?;
+            c.need(3, ndim)?;
+            // The layout against x (contents) is checked where the dims can be read.
+        }
         // The casts (abi::cast): out, a, n.
         _ if super::cast::source_of(op).is_some() => {
             c.need(0, s[2])?;

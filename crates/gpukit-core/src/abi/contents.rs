@@ -270,6 +270,15 @@ pub fn check_contents(
             let strides = get(3, ndim)?;
             strided_layout(name, &dims, &strides, offset, n_out, elems(args, 1, size)).map(|_| ())
         }
+        "reduce_axes" => {
+            let (ndim, nkeep) = (scalar(args, 4), scalar(args, 5));
+            let dims = get(2, ndim)?;
+            let strides = get(3, ndim)?;
+            let (n_out, n_red) = (scalar(args, 6), scalar(args, 7));
+            let x_len = elems(args, 1, size);
+            super::reduce_axes::reduce_layout(name, &dims, &strides, nkeep, n_out, n_red, x_len)
+                .map(|_| ())
+        }
         "gather" => {
             let idx = get(2, scalar(args, 6))?;
             resolve_indices("gather", &idx, scalar(args, 4)).map(|_| ())

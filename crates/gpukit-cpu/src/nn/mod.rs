@@ -7,6 +7,7 @@ mod attention;
 mod conv;
 mod movement;
 mod norm;
+mod reduce_axes;
 
 /// `(name, entry point)` for every neural-network kernel.
 pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
@@ -14,5 +15,6 @@ pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
     v.extend(norm::entries());
     v.extend(attention::entries());
     v.extend(movement::entries());
+    v.extend(reduce_axes::entries());
     v
 }

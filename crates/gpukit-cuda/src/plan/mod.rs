@@ -21,6 +21,7 @@ mod linalg;
 mod movement;
 mod norm;
 mod reduce;
+mod reduce_axes;
 
 /// One argument of a planned launch.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -79,6 +80,7 @@ pub fn aux_entries() -> Vec<(&'static str, &'static str)> {
         norm::AUX,
         attention::AUX,
         movement::AUX,
+        reduce_axes::AUX,
     ]
     .concat()
 }
@@ -201,6 +203,7 @@ pub fn plan(name: &str, args: &[KernelArg]) -> Result<Plan> {
         "copy_axis" | "strided_copy" | "resize_bilinear" | "resize_nearest" | "eos_gather" => {
             movement::plan(&call)
         }
+        "reduce_axes" => reduce_axes::plan(&call),
         // kernels-cuda/cast.cu: out, a, n, one grid-stride launch over n.
         _ if gpukit_core::abi::cast::source_of(op).is_some() => {
             Ok(grid_stride(call.entry(), call.count(2)?, call.all_args()))
