@@ -76,13 +76,13 @@ fn main() {
             }
         };
     }
-    report!("exp", |x: _| LaneMath::exp_l(x));
-    report!("log", |x: _| LaneMath::log_l(x));
-    report!("tanh", |x: _| LaneMath::tanh_l(x));
-    report!("sigmoid", |x: _| LaneMath::sigmoid_l(x));
-    report!("erf", |x: _| LaneMath::erf_l(x));
-    report!("gelu", |x: _| LaneMath::gelu_l(x));
-    report!("gelu_tanh", |x: _| LaneMath::gelu_tanh_l(x));
-    report!("silu", |x: _| LaneMath::silu_l(x));
-    report!("softplus", |x: _| LaneMath::softplus_l(x));
+    report!("exp", LaneMath::exp_l);
+    report!("log", LaneMath::log_l);
+    report!("tanh", LaneMath::tanh_l);
+    report!("sigmoid", LaneMath::sigmoid_l);
+    report!("erf", LaneMath::erf_l);
+    report!("gelu", LaneMath::gelu_l);
+    report!("gelu_tanh", LaneMath::gelu_tanh_l);
+    report!("silu", LaneMath::silu_l);
+    report!("softplus", LaneMath::softplus_l);
 }

@@ -76,10 +76,7 @@ impl Tensor {
         if self.rank() != 2 {
             return Err(shape_err(
                 "embedding",
-                format!(
-                    "the table must be [vocab, dim], got shape {:?}",
-                    self.dims
-                ),
+                format!("the table must be [vocab, dim], got shape {:?}", self.dims),
             ));
         }
         self.gather(0, ids)
@@ -119,11 +116,12 @@ impl Tensor {
         for (&d, &r) in self.dims.iter().zip(reps) {
             split.extend_from_slice(&[1, d]);
             big.extend_from_slice(&[r, d]);
-            out.push(d.checked_mul(r).ok_or_else(|| {
-                gpukit_core::Error::SizeOverflow {
-                    what: format!("{op}: dims {:?} times reps {reps:?}", self.dims),
-                }
-            })?);
+            out.push(
+                d.checked_mul(r)
+                    .ok_or_else(|| gpukit_core::Error::SizeOverflow {
+                        what: format!("{op}: dims {:?} times reps {reps:?}", self.dims),
+                    })?,
+            );
         }
         layout::numel(op, &out)?;
         let as_i64 = |v: &[usize]| v.iter().map(|&d| d as i64).collect::<Vec<_>>();

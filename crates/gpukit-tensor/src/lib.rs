@@ -19,9 +19,9 @@
 //! # Ok::<(), gpukit_core::Error>(())
 //! ```
 
+mod index;
 #[cfg(feature = "io")]
 pub mod io;
-mod index;
 mod layout;
 mod math;
 mod reduce;

@@ -113,14 +113,27 @@ fn gather_errors_name_what_is_wrong() {
         let t = Tensor::from_slice(&kit, &values(6), &[2, 3]).unwrap();
         let bad = Tensor::from_slice(&kit, &[3i64], &[1]).unwrap();
         match t.gather(0, &bad) {
-            Err(Error::IndexOutOfRange { index: 3, axis_len: 2, .. }) => {}
+            Err(Error::IndexOutOfRange {
+                index: 3,
+                axis_len: 2,
+                ..
+            }) => {}
             other => panic!("want IndexOutOfRange, got {other:?}"),
         }
         let neg = Tensor::from_slice(&kit, &[-4i64], &[1]).unwrap();
-        assert!(matches!(t.gather(1, &neg), Err(Error::IndexOutOfRange { .. })));
+        assert!(matches!(
+            t.gather(1, &neg),
+            Err(Error::IndexOutOfRange { .. })
+        ));
         let ok = Tensor::from_slice(&kit, &[0i64], &[1]).unwrap();
-        assert!(matches!(t.gather(2, &ok), Err(Error::InvalidArgument { .. })));
-        assert!(matches!(t.gather(-3, &ok), Err(Error::InvalidArgument { .. })));
+        assert!(matches!(
+            t.gather(2, &ok),
+            Err(Error::InvalidArgument { .. })
+        ));
+        assert!(matches!(
+            t.gather(-3, &ok),
+            Err(Error::InvalidArgument { .. })
+        ));
         let fidx = Tensor::from_slice(&kit, &[0.0f32], &[1]).unwrap();
         assert!(matches!(t.gather(0, &fidx), Err(Error::DType { .. })));
         let s = Tensor::from_slice(&kit, &[1.0f32], &[]).unwrap();

@@ -433,24 +433,29 @@ fn reduce_axes<T: ReduceElem>(args: &BuiltinArgs<'_>) -> Result<()> {
         let (o0, o1) = (t * per_task, ((t + 1) * per_task).min(n_out));
         // SAFETY: output ranges are disjoint across tasks and inside out[..n_out].
         let o = unsafe { out.slice_mut(o0, o1) };
-        dispatch(|| {
-            for (d, oi) in o.iter_mut().zip(o0..o1) {
-                let mut base = 0;
-                let mut v = oi;
-                for i in (0..kd.len()).rev() {
-                    base += (v % kd[i]) * ks[i];
-                    v /= kd[i];
+        // inline(always): the body must compile inside the dispatch's target features
+        // (hardware FMA and the vector exp), not as a baseline x86-64 call.
+        dispatch(
+            #[inline(always)]
+            || {
+                for (d, oi) in o.iter_mut().zip(o0..o1) {
+                    let mut base = 0;
+                    let mut v = oi;
+                    for i in (0..kd.len()).rev() {
+                        base += (v % kd[i]) * ks[i];
+                        v /= kd[i];
+                    }
+                    let line = Line {
+                        x: src,
+                        base,
+                        dims: if n_red == 0 { &[] } else { rd },
+                        strides: rs,
+                        n: n_red,
+                    };
+                    *d = T::line(op, &line);
                 }
-                let line = Line {
-                    x: src,
-                    base,
-                    dims: if n_red == 0 { &[] } else { rd },
-                    strides: rs,
-                    n: n_red,
-                };
-                *d = T::line(op, &line);
-            }
-        });
+            },
+        );
     };
     if tasks <= 1 {
         (0..tasks).for_each(task);
