@@ -16,6 +16,7 @@ use crate::DType;
 pub mod attention;
 pub mod cast;
 mod check;
+pub mod compare;
 pub mod contents;
 pub mod conv;
 pub mod movement;
@@ -210,7 +211,8 @@ pub fn kernel_name(op: &str, dtype: DType) -> String {
 }
 
 /// Every kernel signature: the arithmetic core ([`KERNELS`]), the neural-network
-/// groups ([`conv`], [`norm`], [`attention`], [`movement`]) and the casts ([`cast`]).
+/// groups ([`conv`], [`norm`], [`attention`], [`movement`]), the casts ([`cast`]) and
+/// the comparison / select / logical groups ([`compare`]).
 pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
     KERNELS
         .iter()
@@ -219,6 +221,7 @@ pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
         .chain(attention::KERNELS)
         .chain(movement::KERNELS)
         .chain(cast::KERNELS)
+        .chain(compare::KERNELS)
 }
 
 /// Every built-in kernel name, in table order.

@@ -31,12 +31,14 @@
 
 mod attention;
 mod cast;
+mod compare;
 mod conv;
 mod movement;
 mod norm;
 
 pub use attention::*;
 pub use cast::cast;
+pub use compare::{compare, logical, where_};
 pub use conv::*;
 pub use movement::*;
 pub use norm::*;

@@ -22,6 +22,7 @@
 #[cfg(feature = "io")]
 pub mod io;
 mod layout;
+mod mask;
 mod math;
 mod view;
 
