@@ -172,6 +172,7 @@ pub fn checks() -> Vec<Check> {
     .chain(crate::selftest_attention::checks())
     .chain(crate::selftest_movement::checks())
     .chain(crate::selftest_cast::checks())
+    .chain(crate::selftest_compare::checks())
     .collect()
 }
 
