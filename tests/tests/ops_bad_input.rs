@@ -425,6 +425,146 @@ fn cast_raw_launches_are_checked() {
     }
 }
 
+/// `compare`, `where_`, `logical` and `logical_not` reject mixed input dtypes (naming the
+/// op), a length mismatch (naming the op, the operand, the dtypes and the lengths), any
+/// overlap but exactly in place with one dtype, foreign and absent buffers; empty
+/// buffers are a no-op.
+#[test]
+fn compare_where_logical_errors() {
+    let k = kit();
+    let a = f32s(&k, 8);
+    let b = f32s(&k, 8);
+    let out = k.zeros(DType::I32, 8).unwrap();
+    // Mixed input dtypes.
+    let bi = k.zeros(DType::I64, 8).unwrap();
+    match ops::compare(&k, &out, &a, &bi, ops::CmpOp::Lt) {
+        Err(Error::DType { op, got, .. }) => {
+            assert!(op.contains("compare lt"), "{op}");
+            assert_eq!(got, DType::I64);
+        }
+        other => panic!("expected a dtype error, got {other:?}"),
+    }
+    match ops::logical(&k, &out, &a, &bi, ops::LogicOp::Or) {
+        Err(Error::DType { op, .. }) => assert!(op.contains("logical or"), "{op}"),
+        other => panic!("expected a dtype error, got {other:?}"),
+    }
+    // where: a, b and out share one dtype.
+    let of = k.zeros(DType::F64, 8).unwrap();
+    match ops::where_(&k, &of, &out, &a, &b) {
+        Err(Error::DType { op, .. }) => assert_eq!(op, "where"),
+        other => panic!("expected a dtype error, got {other:?}"),
+    }
+    // Lengths.
+    let short = k.zeros(DType::F16, 7).unwrap();
+    match ops::compare(&k, &short, &a, &b, ops::CmpOp::Eq) {
+        Err(Error::Length {
+            what,
+            expected: 7,
+            got: 8,
+        }) => assert!(
+            what.contains("compare eq") && what.contains("f32") && what.contains("f16"),
+            "{what}"
+        ),
+        other => panic!("expected a length error, got {other:?}"),
+    }
+    let c7 = k.zeros(DType::I64, 7).unwrap();
+    match ops::where_(&k, &b, &c7, &a, &b) {
+        Err(Error::Length { what, .. }) => {
+            assert!(
+                what.contains("where") && what.contains("cond") && what.contains("i64"),
+                "{what}"
+            )
+        }
+        other => panic!("expected a length error, got {other:?}"),
+    }
+    match ops::logical_not(&k, &short, &a) {
+        Err(Error::Length { what, .. }) => assert!(what.contains("logical not"), "{what}"),
+        other => panic!("expected a length error, got {other:?}"),
+    }
+    // Overlap: another dtype over the same bytes is refused, nothing written; exactly
+    // in place with one dtype runs.
+    let f = k.upload(&[1.5f32; 16]).unwrap();
+    let same_bytes = f.view_as(0, 16, DType::I32).unwrap();
+    match ops::compare(&k, &same_bytes, &f, &f, ops::CmpOp::Eq) {
+        Err(Error::InvalidArgument { op, reason }) => {
+            assert_eq!(op, "compare eq");
+            assert!(reason.contains("overlaps"), "{reason}");
+        }
+        other => panic!("expected an overlap error, got {other:?}"),
+    }
+    assert_eq!(f.download::<f32>().unwrap(), vec![1.5; 16]);
+    let (lo, mid) = (f.view(0, 8).unwrap(), f.view(4, 8).unwrap());
+    assert!(matches!(
+        ops::where_(&k, &mid, &lo, &lo, &lo),
+        Err(Error::InvalidArgument { .. })
+    ));
+    ops::compare(&k, &lo, &lo, &lo, ops::CmpOp::Le).unwrap();
+    assert_eq!(lo.download::<f32>().unwrap(), vec![1.0; 8]);
+    ops::logical_not(&k, &lo, &lo).unwrap();
+    assert_eq!(lo.download::<f32>().unwrap(), vec![0.0; 8]);
+    // Foreign and absent buffers.
+    let other = kit();
+    let far = f32s(&other, 8);
+    assert!(matches!(
+        ops::compare(&k, &out, &a, &far, ops::CmpOp::Gt),
+        Err(Error::DeviceMismatch { .. })
+    ));
+    assert!(matches!(
+        ops::where_(&k, &b, &Buf::absent(DType::I32), &a, &b),
+        Err(Error::Absent { .. })
+    ));
+    assert!(matches!(
+        ops::logical(&k, &Buf::absent(DType::I32), &a, &b, ops::LogicOp::And),
+        Err(Error::Absent { .. })
+    ));
+    // Empty: accepted for every dtype pair.
+    for s in DType::ALL {
+        for d in DType::ALL {
+            let (x, y) = (k.zeros(s, 0).unwrap(), k.zeros(d, 0).unwrap());
+            ops::compare(&k, &y, &x, &x, ops::CmpOp::Ne).unwrap();
+            ops::logical(&k, &y, &x, &x, ops::LogicOp::Xor).unwrap();
+            ops::where_(&k, &y, &x, &y, &y).unwrap();
+        }
+    }
+}
+
+/// Raw launches of the comparison and logical kernels check the dtypes, the lengths
+/// and the op code on every backend before the kernel runs.
+#[test]
+fn compare_raw_launches_are_checked() {
+    let k = kit();
+    let cfg = LaunchConfig::for_elements(1, 1).unwrap();
+    let out = k.zeros(DType::I32, 4).unwrap();
+    let a = k.zeros(DType::F16, 4).unwrap();
+    let args = |code: i64, n: i64| {
+        [
+            DevArg::Buf(&out),
+            DevArg::Buf(&a),
+            DevArg::Buf(&a),
+            DevArg::I64(code),
+            DevArg::I64(n),
+        ]
+    };
+    k.launch_builtin("compare_f16_to_i32", cfg, &args(5, 4))
+        .unwrap();
+    k.launch_builtin("logical_f16_to_i32", cfg, &args(3, 4))
+        .unwrap();
+    for (name, code, n) in [
+        ("compare_f16_to_i32", 6, 4),
+        ("compare_f16_to_i32", -1, 4),
+        ("compare_f16_to_i32", 0, 5),
+        ("compare_f32_to_i32", 0, 4),
+        ("compare_f16_to_f16", 0, 4),
+        ("logical_f16_to_i32", 4, 4),
+    ] {
+        let r = k.launch_builtin(name, cfg, &args(code, n));
+        assert!(
+            matches!(r, Err(Error::Argument { .. })),
+            "{name} op={code} n={n}: {r:?}"
+        );
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Call {
     Binary(u8, usize, usize, usize),
@@ -439,6 +579,8 @@ enum Call {
     Dot(u8, usize, usize, usize),
     Map(u8, usize, usize),
     Cast(u8, u8, usize, usize),
+    // The comparison / where / logical group: (kind, input dtype, output dtype, lengths).
+    Mask(u8, u8, u8, usize, usize, usize),
 }
 
 fn small() -> impl Strategy<Value = usize> {
@@ -490,6 +632,15 @@ fn call() -> impl Strategy<Value = Call> {
         (any::<u8>(), small(), small()).prop_map(|(d, o, a)| Call::Map(d, o, a)),
         (any::<u8>(), any::<u8>(), small(), small())
             .prop_map(|(s, d, o, a)| Call::Cast(s, d, o, a)),
+        (
+            any::<u8>(),
+            any::<u8>(),
+            any::<u8>(),
+            small(),
+            small(),
+            small()
+        )
+            .prop_map(|(w, s, d, o, a, b)| Call::Mask(w, s, d, o, a, b)),
     ]
 }
 
@@ -523,6 +674,16 @@ proptest! {
                         let a = buf(&k, *s, *a);
                         // Sometimes the output is the input itself (in place).
                         if *o % 5 == 0 { ops::cast(&k, &a, &a) } else { ops::cast(&k, &buf(&k, *d, *o), &a) }
+                    }
+                    Call::Mask(w, s, d, o, a, b) => {
+                        let (x, y) = (buf(&k, *s, *a), buf(&k, s.wrapping_add(*w / 64), *b));
+                        let out = if *o % 7 == 0 { x.clone() } else { buf(&k, *d, *o) };
+                        match w % 4 {
+                            0 => ops::compare(&k, &out, &x, &y, ops::CmpOp::ALL[*w as usize % 6]),
+                            1 => ops::where_(&k, &out, &x, &y, &buf(&k, *d, *b)),
+                            2 => ops::logical(&k, &out, &x, &y, ops::LogicOp::ALL[*w as usize % 4]),
+                            _ => ops::logical_not(&k, &out, &x),
+                        }
                     }
                 };
             }));

@@ -16,6 +16,7 @@ use crate::DType;
 pub mod attention;
 pub mod cast;
 mod check;
+pub mod compare;
 pub mod contents;
 pub mod conv;
 pub mod movement;
@@ -211,8 +212,9 @@ pub fn kernel_name(op: &str, dtype: DType) -> String {
 }
 
 /// Every kernel signature: the arithmetic core ([`KERNELS`]), the neural-network
-/// groups ([`conv`], [`norm`], [`attention`], [`movement`]), the casts ([`cast`]) and the
-/// reductions along axes ([`reduce_axes`]).
+/// groups ([`conv`], [`norm`], [`attention`], [`movement`]), the casts ([`cast`]), the
+/// reductions along axes ([`reduce_axes`]) and the comparison / select / logical groups
+/// ([`compare`]).
 pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
     KERNELS
         .iter()
@@ -222,6 +224,7 @@ pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
         .chain(movement::KERNELS)
         .chain(cast::KERNELS)
         .chain(reduce_axes::KERNELS)
+        .chain(compare::KERNELS)
 }
 
 /// Every built-in kernel name, in table order.

@@ -10,6 +10,7 @@
 pub mod abi;
 mod buf;
 pub mod cast;
+pub mod compare;
 mod device;
 mod dtype;
 mod error;

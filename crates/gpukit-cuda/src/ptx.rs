@@ -9,6 +9,10 @@ pub const MODULES: &[(&str, &str)] = &[
         include_str!("../../../kernels-cuda/ptx/attention.ptx"),
     ),
     ("cast", include_str!("../../../kernels-cuda/ptx/cast.ptx")),
+    (
+        "compare",
+        include_str!("../../../kernels-cuda/ptx/compare.ptx"),
+    ),
     ("conv", include_str!("../../../kernels-cuda/ptx/conv.ptx")),
     (
         "elementwise",

@@ -9,12 +9,13 @@
 //!
 //! The arithmetic core lives here: elementwise binary ops (same shape and N-D stride
 //! broadcast), unary maps (and user maps), matmul and batched matmul, gather and
-//! scatter along an axis, row softmax, sum and dot; and `cast` between every pair of
-//! dtypes.
+//! scatter along an axis, row softmax, sum and dot; `cast` between every pair of
+//! dtypes; comparisons, `where_` and logical ops on masks.
 
 mod attention;
 mod cast;
 mod check;
+mod compare;
 mod conv;
 mod elementwise;
 mod index;
@@ -27,6 +28,7 @@ mod reduce_axes;
 pub use attention::*;
 pub use cast::cast;
 pub use check::numel;
+pub use compare::{CmpOp, LogicOp, compare, logical, logical_not, where_};
 pub use conv::*;
 pub use elementwise::{
     MapFn, abs, add, binary, binary_broadcast, div, exp, log, map, mul, neg, relu, rsqrt, sigmoid,

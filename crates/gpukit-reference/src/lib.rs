@@ -31,6 +31,7 @@
 
 mod attention;
 mod cast;
+mod compare;
 mod conv;
 mod movement;
 mod norm;
@@ -38,6 +39,7 @@ mod reduce_axes;
 
 pub use attention::*;
 pub use cast::cast;
+pub use compare::{compare, logical, where_};
 pub use conv::*;
 pub use movement::*;
 pub use norm::*;

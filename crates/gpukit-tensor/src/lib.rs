@@ -23,6 +23,7 @@ mod index;
 #[cfg(feature = "io")]
 pub mod io;
 mod layout;
+mod mask;
 mod math;
 mod reduce;
 mod view;

@@ -41,6 +41,8 @@ mod selftest_cast;
 #[cfg(feature = "selftest")]
 mod selftest_common;
 #[cfg(feature = "selftest")]
+mod selftest_compare;
+#[cfg(feature = "selftest")]
 mod selftest_conv;
 #[cfg(feature = "selftest")]
 mod selftest_movement;

@@ -173,6 +173,7 @@ pub fn checks() -> Vec<Check> {
     .chain(crate::selftest_movement::checks())
     .chain(crate::selftest_cast::checks())
     .chain(crate::selftest_reduce_axes::checks())
+    .chain(crate::selftest_compare::checks())
     .collect()
 }
 

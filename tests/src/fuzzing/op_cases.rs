@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 52] = [
+pub const OPS: [&str; 56] = [
     "softmax_rows",
     "sum",
     "dot",
@@ -66,6 +66,11 @@ pub const OPS: [&str; 52] = [
     "cast",
     "reduce_axes",
     "reduce_out_dims",
+    // The comparison, where and logical group.
+    "compare",
+    "where_",
+    "logical",
+    "logical_not",
 ];
 
 /// The checked product of `dims`, if it is a buffer length the case may allocate.
@@ -833,6 +838,41 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
                 c.buf("out", to, fit(&[n]))
             };
             ops::cast(k, c.v(o), c.v(a))
+        }
+        "compare" | "where_" | "logical" | "logical_not" => {
+            // Inputs of d, an output of any dtype (where: the condition of any dtype),
+            // sometimes in place.
+            let n = c.dim("n");
+            let other = c.r.dtype();
+            c.note("other", other);
+            let (x_d, out_d) = if op == "where_" {
+                (other, d)
+            } else {
+                (d, other)
+            };
+            let x = c.buf("x", x_d, fit(&[n]));
+            let y = c.buf("y", d, fit(&[n]));
+            let o = if !c.tame && c.r.one_in(10) {
+                c.note("out", "= y");
+                y
+            } else {
+                c.buf("out", out_d, fit(&[n]))
+            };
+            match op {
+                "compare" => {
+                    let cmp = ops::CmpOp::ALL[c.r.below(6) as usize];
+                    ops::compare(k, c.v(o), c.v(x), c.v(y), cmp)
+                }
+                "where_" => {
+                    let z = c.buf("z", d, fit(&[n]));
+                    ops::where_(k, c.v(o), c.v(x), c.v(y), c.v(z))
+                }
+                "logical" => {
+                    let lop = ops::LogicOp::ALL[c.r.below(4) as usize];
+                    ops::logical(k, c.v(o), c.v(x), c.v(y), lop)
+                }
+                _ => ops::logical_not(k, c.v(o), c.v(x)),
+            }
         }
         other => panic!("no fuzz case for op `{other}`"),
     }

@@ -447,6 +447,27 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             c.need(0, s[2])?;
             c.need(1, s[2])?;
         }
+        // Comparisons, select, logical (abi::compare).
+        _ if super::compare::family(op).is_some() => {
+            use super::compare::Family;
+            let family = super::compare::family(op);
+            let (op_max, n) = match family {
+                Some(Family::Compare(_)) => (5, s[4]),
+                Some(Family::Logical(_)) => (3, s[4]),
+                _ => (0, s[4]),
+            };
+            if !matches!(family, Some(Family::Where(_))) && s[3] > op_max {
+                return c.err(3, format!("op code {} is not in 0..={op_max}", s[3]));
+            }
+            let bufs = if matches!(family, Some(Family::Where(_))) {
+                4
+            } else {
+                3
+            };
+            for i in 0..bufs {
+                c.need(i, n)?;
+            }
+        }
         _ => {}
     }
     Ok(())

@@ -19,6 +19,7 @@ use gpukit_core::{DType, Element, Error, Result};
 use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
 
 mod cast;
+mod compare;
 mod elementwise;
 mod index;
 mod matmul;
@@ -107,6 +108,7 @@ pub(crate) fn table() -> &'static [(String, BuiltinFn)] {
         }
         v.extend(crate::nn::entries());
         v.extend(cast::entries());
+        v.extend(compare::entries());
         v
     })
 }

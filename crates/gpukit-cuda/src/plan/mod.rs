@@ -208,6 +208,10 @@ pub fn plan(name: &str, args: &[KernelArg]) -> Result<Plan> {
         _ if gpukit_core::abi::cast::source_of(op).is_some() => {
             Ok(grid_stride(call.entry(), call.count(2)?, call.all_args()))
         }
+        // kernels-cuda/compare.cu: n is the last argument, one grid-stride launch.
+        _ if gpukit_core::abi::compare::family(op).is_some() => {
+            Ok(grid_stride(call.entry(), call.count(4)?, call.all_args()))
+        }
         _ => Err(Error::KernelNotFound {
             name: name.to_string(),
             backend: "cuda".into(),
