@@ -7,32 +7,12 @@
 //! reports it on the kernel `cast_{src}_to_{dst}`.
 
 use gpukit_core::abi::cast::op_from;
-use gpukit_core::bytemuck;
 use gpukit_core::half::{bf16, f16};
 use gpukit_core::{DType, Element, Kit, Result};
 use gpukit_reference as reference;
 
 use crate::ops;
-use crate::selftest_common::{Check, Rng, mismatch};
-
-/// The element with the low bytes of `bits` (floats: any pattern; integers: shifted by
-/// a random amount so that every magnitude occurs).
-fn from_bits<T: Element>(bits: u64, shift: u32) -> T {
-    let b = if T::DTYPE.is_float() {
-        bits
-    } else {
-        ((bits as i64) >> shift) as u64
-    };
-    let bytes = b.to_ne_bytes();
-    let n = T::DTYPE.size();
-    // The low-order bytes of b (little- or big-endian host alike).
-    let lo = if cfg!(target_endian = "little") {
-        &bytes[..n]
-    } else {
-        &bytes[8 - n..]
-    };
-    bytemuck::pod_read_unaligned(lo)
-}
+use crate::selftest_common::{Check, Rng, from_bits, mismatch};
 
 /// A value at a rounding decision of target `d`, as an f64: the midpoint between two
 /// neighbouring f32/f16/bf16 values (exact in f64) a few f64 steps off, an integer

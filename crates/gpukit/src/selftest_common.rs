@@ -1,8 +1,9 @@
 //! The pieces every self-check module shares: the [`Check`] record, the input
-//! generator [`Rng`] and the bitwise comparison [`mismatch`]. A leaf: it imports no
-//! other self-check module, so `selftest` and the `selftest_*` groups all depend on it
-//! and never on each other in a circle.
+//! generator [`Rng`], element bit patterns [`from_bits`] and the bitwise comparison
+//! [`mismatch`]. A leaf: it imports no other self-check module, so `selftest` and the
+//! `selftest_*` groups all depend on it and never on each other in a circle.
 
+use gpukit_core::bytemuck;
 use gpukit_core::{DType, Element, Kit, Result};
 
 /// One self-check: an op (or kernel) at one dtype.
@@ -86,4 +87,23 @@ mod tests {
         assert!(v.iter().any(|x| x.is_subnormal()));
         assert!(v.iter().any(|x| x.to_bits() == (-0.0f32).to_bits()));
     }
+}
+
+/// The element with the low bytes of `bits` (floats: any pattern; integers: shifted by
+/// a random amount so that every magnitude occurs).
+pub(crate) fn from_bits<T: Element>(bits: u64, shift: u32) -> T {
+    let b = if T::DTYPE.is_float() {
+        bits
+    } else {
+        ((bits as i64) >> shift) as u64
+    };
+    let bytes = b.to_ne_bytes();
+    let n = T::DTYPE.size();
+    // The low-order bytes of b (little- or big-endian host alike).
+    let lo = if cfg!(target_endian = "little") {
+        &bytes[..n]
+    } else {
+        &bytes[8 - n..]
+    };
+    bytemuck::pod_read_unaligned(lo)
 }

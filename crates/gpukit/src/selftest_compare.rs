@@ -13,25 +13,7 @@ use gpukit_core::{DType, Element, Kit, Result};
 use gpukit_reference as reference;
 
 use crate::ops;
-use crate::selftest_common::{Check, Rng, mismatch};
-
-/// The element with the low bytes of `bits`; integers shifted so every magnitude and
-/// zero occur.
-fn from_bits<T: Element>(bits: u64, shift: u32) -> T {
-    let b = if T::DTYPE.is_float() {
-        bits
-    } else {
-        ((bits as i64) >> shift) as u64
-    };
-    let bytes = b.to_ne_bytes();
-    let n = T::DTYPE.size();
-    let lo = if cfg!(target_endian = "little") {
-        &bytes[..n]
-    } else {
-        &bytes[8 - n..]
-    };
-    bytemuck::pod_read_unaligned(lo)
-}
+use crate::selftest_common::{Check, Rng, from_bits, mismatch};
 
 /// `x` with the sign bit flipped (floats) or negated (integers, wrapping).
 fn negated<T: Element>(x: T) -> T {
