@@ -107,3 +107,17 @@ pub(crate) fn from_bits<T: Element>(bits: u64, shift: u32) -> T {
     };
     bytemuck::pod_read_unaligned(lo)
 }
+
+/// `n` values: floats from [`Rng::f32_with_specials`] times 8 (NaN, infinities, signed
+/// zeros and subnormals among them), integers in `-100..=100`.
+pub(crate) fn rand_vec<T: Element>(rng: &mut Rng, n: usize) -> Vec<T> {
+    (0..n)
+        .map(|_| {
+            if T::DTYPE.is_float() {
+                T::from_f64(rng.f32_with_specials() as f64 * 8.0).unwrap_or_default()
+            } else {
+                T::from_f64((rng.next_u64() % 201) as f64 - 100.0).unwrap_or_default()
+            }
+        })
+        .collect()
+}

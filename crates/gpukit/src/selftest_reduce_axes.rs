@@ -8,19 +8,7 @@ use gpukit_core::{DType, Element, Kit, Result};
 use gpukit_reference::{self as reference, ReduceElem};
 
 use crate::ops::{self, ReduceOp};
-use crate::selftest_common::{Check, Rng, mismatch};
-
-fn rand_vec<T: Element>(rng: &mut Rng, n: usize) -> Vec<T> {
-    (0..n)
-        .map(|_| {
-            if T::DTYPE.is_float() {
-                T::from_f64(rng.f32_with_specials() as f64 * 8.0).unwrap_or_default()
-            } else {
-                T::from_f64((rng.next_u64() % 201) as f64 - 100.0).unwrap_or_default()
-            }
-        })
-        .collect()
-}
+use crate::selftest_common::{Check, Rng, mismatch, rand_vec};
 
 /// `(dims, axes)` of the cases: a middle axis, leading and trailing axes together,
 /// everything (empty axes), and a line past one chunk.
