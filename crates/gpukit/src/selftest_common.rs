@@ -63,32 +63,6 @@ pub(crate) fn mismatch<T: Element>(got: &[T], want: &[T]) -> Option<String> {
         .map(|i| format!("element {i}: got {:?}, want {:?}", got[i], want[i]))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rng_is_splitmix64() {
-        // The published SplitMix64 sequence from state 0.
-        let mut r = Rng::new(0);
-        assert_eq!(r.next_u64(), 0xe220_a839_7b1d_cdaf);
-        assert_eq!(r.next_u64(), 0x6e78_9e6a_a1b9_65f4);
-    }
-
-    #[test]
-    fn floats_are_in_range_or_special() {
-        let mut r = Rng::new(42);
-        let v: Vec<f32> = (0..10_000).map(|_| r.f32_with_specials()).collect();
-        for x in &v {
-            let special = x.is_nan() || x.is_infinite() || *x == 0.0 || x.is_subnormal();
-            assert!(special || (-1.0..1.0).contains(x), "{x}");
-        }
-        assert!(v.iter().any(|x| x.is_nan()));
-        assert!(v.iter().any(|x| x.is_subnormal()));
-        assert!(v.iter().any(|x| x.to_bits() == (-0.0f32).to_bits()));
-    }
-}
-
 /// The element with the low bytes of `bits` (floats: any pattern; integers: shifted by
 /// a random amount so that every magnitude occurs).
 pub(crate) fn from_bits<T: Element>(bits: u64, shift: u32) -> T {
@@ -120,4 +94,30 @@ pub(crate) fn rand_vec<T: Element>(rng: &mut Rng, n: usize) -> Vec<T> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rng_is_splitmix64() {
+        // The published SplitMix64 sequence from state 0.
+        let mut r = Rng::new(0);
+        assert_eq!(r.next_u64(), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(r.next_u64(), 0x6e78_9e6a_a1b9_65f4);
+    }
+
+    #[test]
+    fn floats_are_in_range_or_special() {
+        let mut r = Rng::new(42);
+        let v: Vec<f32> = (0..10_000).map(|_| r.f32_with_specials()).collect();
+        for x in &v {
+            let special = x.is_nan() || x.is_infinite() || *x == 0.0 || x.is_subnormal();
+            assert!(special || (-1.0..1.0).contains(x), "{x}");
+        }
+        assert!(v.iter().any(|x| x.is_nan()));
+        assert!(v.iter().any(|x| x.is_subnormal()));
+        assert!(v.iter().any(|x| x.to_bits() == (-0.0f32).to_bits()));
+    }
 }

@@ -4,7 +4,7 @@
 //! compared bit for bit with the reference oracle.
 
 use gpukit_core::half::{bf16, f16};
-use gpukit_core::{DType, Element, Kit, Result};
+use gpukit_core::{DType, Kit, Result};
 use gpukit_reference::{self as reference, ReduceElem};
 
 use crate::ops::{self, ReduceOp};
