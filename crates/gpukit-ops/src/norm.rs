@@ -190,16 +190,17 @@ pub fn leaky_relu(kit: &Kit, out: &Buf, x: &Buf, alpha: f64) -> Result<()> {
 
 /// Clip (ONNX Clip), elementwise: `min_nan(max_nan(x, lo), hi)` (NaN passes through;
 /// pass `f64::NEG_INFINITY` / `f64::INFINITY` for no bound). `lo`, `hi` are converted
-/// to the compute type. `out` may be exactly `x`.
+/// to the compute type. `lo > hi` sets every non-NaN element to `hi`, ONNX's rule
+/// (the formula gives it). `out` may be exactly `x`.
 ///
-/// Errors: [`Error::InvalidArgument`] when `lo` or `hi` is NaN, when `lo > hi`, or for
-/// an overlapping output; [`Error::Length`], [`Error::DType`], [`Error::Absent`],
+/// Errors: [`Error::InvalidArgument`] when `lo` or `hi` is NaN, or for an overlapping
+/// output; [`Error::Length`], [`Error::DType`], [`Error::Absent`],
 /// [`Error::DeviceMismatch`] as [`leaky_relu`].
 pub fn clip(kit: &Kit, out: &Buf, x: &Buf, lo: f64, hi: f64) -> Result<()> {
-    if lo.is_nan() || hi.is_nan() || lo > hi {
+    if lo.is_nan() || hi.is_nan() {
         return Err(Error::InvalidArgument {
             op: "clip".into(),
-            reason: format!("need lo <= hi (neither NaN), got lo = {lo}, hi = {hi}"),
+            reason: format!("the bounds must not be NaN, got lo = {lo}, hi = {hi}"),
         });
     }
     activation(kit, "clip", out, x, &[DevArg::F64(lo), DevArg::F64(hi)])

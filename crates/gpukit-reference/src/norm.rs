@@ -139,7 +139,8 @@ pub fn leaky_relu<T: FloatElement>(x: &[T], alpha: f64) -> Vec<T> {
 /// Clip (ONNX Clip): `min_nan(max_nan(x, lo), hi)` in the compute type (`lo`, `hi`
 /// converted once). NaN passes through (ONNX); the sign-of-zero rules are
 /// [`max_nan`]/[`min_nan`]'s, so `clip(-0.0, 0.0, hi) = +0.0` and
-/// `clip(+0.0, lo, -0.0) = -0.0`. The op checks `lo <= hi` and that neither is NaN.
+/// `clip(+0.0, lo, -0.0) = -0.0`; `lo > hi` gives `hi` for every non-NaN element
+/// (ONNX's rule). The op checks that neither bound is NaN.
 pub fn clip<T: FloatElement>(x: &[T], lo: f64, hi: f64) -> Vec<T> {
     let lo = <T::Real as Real>::from_f64(lo);
     let hi = <T::Real as Real>::from_f64(hi);

@@ -187,8 +187,11 @@ impl Tensor {
         self.unary(UnaryOp::Sqrt)
     }
 
-    /// Absolute value elementwise: the sign bit cleared, nothing else changed (`-0.0`
-    /// gives `+0.0`; a NaN stays NaN). Errors: as [`Tensor::unary`].
+    /// Absolute value elementwise. Floats: the sign bit cleared, nothing else changed
+    /// (`-0.0` gives `+0.0`; a NaN stays NaN; the `abs` map). Integers (i64, i32):
+    /// `x < 0 ? 0 - x : x` with wrapping (`compare`, `sub` and `where`; `|MIN| = MIN`).
+    ///
+    /// Errors: none beyond a device error (every dtype is accepted).
     ///
     /// ```
     /// let kit = gpukit::cpu()?;
@@ -197,7 +200,11 @@ impl Tensor {
     /// # Ok::<(), gpukit_core::Error>(())
     /// ```
     pub fn abs(&self) -> Result<Tensor> {
-        self.unary(UnaryOp::Abs)
+        if self.dtype().is_float() {
+            self.unary(UnaryOp::Abs)
+        } else {
+            Tensor::where_(&self.lt_scalar(0.0)?, &self.neg()?, self)
+        }
     }
 
     /// Negation elementwise, also `-&t`. Floats: the sign bit flipped (the `neg`
@@ -266,9 +273,10 @@ impl Tensor {
         self.activation(|k, o, x| gpukit_ops::leaky_relu(k, o, x, alpha))
     }
 
-    /// Clamp to `[lo, hi]` (ONNX Clip), via the `clip` op.
+    /// Clamp to `[lo, hi]` (ONNX Clip), via the `clip` op; `lo > hi` gives `hi` for
+    /// every non-NaN element (ONNX's rule).
     ///
-    /// Errors: [`Error::InvalidArgument`] for a NaN bound or `lo > hi`; as
+    /// Errors: [`Error::InvalidArgument`] for a NaN bound; as
     /// [`Tensor::gelu`].
     pub fn clip(&self, lo: f64, hi: f64) -> Result<Tensor> {
         self.activation(|k, o, x| gpukit_ops::clip(k, o, x, lo, hi))

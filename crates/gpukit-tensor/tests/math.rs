@@ -241,9 +241,19 @@ fn unary_and_activations_have_the_ops_bits() {
         assert!(matches!(i.exp(), Err(Error::DType { .. })));
         assert!(matches!(i.gelu(), Err(Error::DType { .. })));
         assert!(matches!(
-            t.clip(2.0, 1.0),
+            t.clip(f64::NAN, 1.0),
             Err(Error::InvalidArgument { .. })
         ));
+        // ONNX's lo > hi rule: every element becomes hi.
+        let flipped = t.clip(2.0, 1.0).unwrap().to_vec::<f32>().unwrap();
+        let src = t.to_vec::<f32>().unwrap();
+        assert!(
+            flipped
+                .iter()
+                .zip(&src)
+                .all(|(&v, &x)| if x.is_nan() { v.is_nan() } else { v == 1.0 }),
+            "{flipped:?}"
+        );
         assert!(matches!(
             t.leaky_relu(f64::NAN),
             Err(Error::InvalidArgument { .. })
@@ -324,7 +334,8 @@ fn abs_neg_rsqrt_silu_softplus() {
         let h = Tensor::from_slice(kit, &[gpukit::half::f16::from_f32(-3.0)], &[1]).unwrap();
         let hn = h.neg().unwrap().to_vec::<gpukit::half::f16>().unwrap();
         assert_eq!(hn[0].to_f32(), 3.0);
-        // Integers: neg is wrapping 0 - x; the float-only maps are DType errors.
+        // Integers: neg is wrapping 0 - x, abs x < 0 ? -x : x; the float-only maps are
+        // DType errors.
         let i = Tensor::from_slice(kit, &[3i64, -7, i64::MIN, 0], &[2, 2]).unwrap();
         assert_eq!(
             (-&i).unwrap().to_vec::<i64>().unwrap(),
@@ -332,7 +343,12 @@ fn abs_neg_rsqrt_silu_softplus() {
         );
         let i32t = Tensor::from_slice(kit, &[5i32, i32::MIN], &[2]).unwrap();
         assert_eq!(i32t.neg().unwrap().to_vec::<i32>().unwrap(), [-5, i32::MIN]);
-        for r in [i.abs(), i.rsqrt(), i.silu(), i.softplus()] {
+        assert_eq!(
+            i.abs().unwrap().to_vec::<i64>().unwrap(),
+            [3, 7, i64::MIN, 0]
+        );
+        assert_eq!(i32t.abs().unwrap().to_vec::<i32>().unwrap(), [5, i32::MIN]);
+        for r in [i.rsqrt(), i.silu(), i.softplus()] {
             assert!(matches!(r, Err(Error::DType { .. })), "{r:?}");
         }
         // Empty and rank 0.

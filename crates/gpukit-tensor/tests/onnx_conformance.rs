@@ -1,0 +1,647 @@
+//! ONNX single-op conformance: every case of `tests/fixtures/onnx` (made by
+//! `tools/onnx-conformance/make_fixtures.py` with ONNX's reference evaluator,
+//! cross-checked with onnxruntime) runs through the tensor API on the CPU and the PTX
+//! emulator. Each output must match the reference within the case's tolerance
+//! (`exact`: bit for bit, any NaN equal to any NaN), and the two devices must give the
+//! same bits. A case gpukit cannot map must be listed in [`UNSUPPORTED`] with its
+//! reason (docs/onnx.md repeats the list); a listed case that starts to pass fails the
+//! test too, so the list stays true.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use gpukit_core::{DType, Kit};
+use gpukit_ops::{BinaryOp, CmpOp, LogicOp, UnaryOp};
+use gpukit_tensor::{ReduceOp, Tensor};
+
+/// Cases the tensor API cannot run yet, with the reason (docs/onnx.md, "Exceptions").
+const UNSUPPORTED: &[(&str, &str)] = &[
+    (
+        "argmax_axis0_last1_f32",
+        "ArgMax select_last_index = 1 is not implemented (gpukit picks the first index)",
+    ),
+    (
+        "argmax_axis-1_last1_f32",
+        "ArgMax select_last_index = 1 is not implemented (gpukit picks the first index)",
+    ),
+];
+
+/// One ONNX attribute value as the manifest writes it.
+#[derive(Debug, Clone)]
+enum Attr {
+    Int(i64),
+    Float(f64),
+    Ints(Vec<i64>),
+    Str(String),
+}
+
+impl Attr {
+    fn parse(s: &str) -> Attr {
+        if let Some(body) = s.strip_prefix('[').and_then(|b| b.strip_suffix(']')) {
+            if body.is_empty() {
+                return Attr::Ints(Vec::new());
+            }
+            return Attr::Ints(
+                body.split(',')
+                    .map(|v| v.parse().expect("integer list attribute"))
+                    .collect(),
+            );
+        }
+        if let Ok(i) = s.parse::<i64>() {
+            Attr::Int(i)
+        } else if let Ok(f) = s.parse::<f64>() {
+            Attr::Float(f)
+        } else {
+            Attr::Str(s.to_string())
+        }
+    }
+}
+
+/// One line of `cases.tsv`.
+#[derive(Debug)]
+struct Case {
+    name: String,
+    op: String,
+    attrs: BTreeMap<String, Attr>,
+    inputs: Vec<Option<String>>,
+    outputs: Vec<String>,
+    tol: Tol,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Tol {
+    Exact,
+    Rel { rel: f64, abs: f64 },
+}
+
+impl Case {
+    fn int(&self, key: &str, default: i64) -> i64 {
+        match self.attrs.get(key) {
+            Some(Attr::Int(i)) => *i,
+            None => default,
+            Some(a) => panic!("{}: attribute {key} = {a:?} is not an int", self.name),
+        }
+    }
+    /// A float attribute: ONNX stores them as f32, so the value is rounded to f32 (as
+    /// the reference and onnxruntime see it) before it widens to gpukit's f64 parameter.
+    fn float(&self, key: &str, default: f64) -> f64 {
+        match self.attrs.get(key) {
+            Some(Attr::Float(f)) => *f as f32 as f64,
+            Some(Attr::Int(i)) => *i as f32 as f64,
+            None => default as f32 as f64,
+            Some(a) => panic!("{}: attribute {key} = {a:?} is not a float", self.name),
+        }
+    }
+    fn ints(&self, key: &str) -> Option<Vec<i64>> {
+        match self.attrs.get(key) {
+            Some(Attr::Ints(v)) => Some(v.clone()),
+            Some(Attr::Int(i)) => Some(vec![*i]),
+            None => None,
+            Some(a) => panic!("{}: attribute {key} = {a:?} is not an int list", self.name),
+        }
+    }
+    fn string(&self, key: &str, default: &str) -> String {
+        match self.attrs.get(key) {
+            Some(Attr::Str(s)) => s.clone(),
+            None => default.to_string(),
+            Some(a) => panic!("{}: attribute {key} = {a:?} is not a string", self.name),
+        }
+    }
+}
+
+fn fixture_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/onnx")
+}
+
+fn load_cases() -> Vec<Case> {
+    let text = std::fs::read_to_string(fixture_dir().join("cases.tsv")).expect("cases.tsv");
+    let mut cases = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 8, "bad manifest line {line:?}");
+        let attrs = if f[2] == "-" {
+            BTreeMap::new()
+        } else {
+            f[2].split(';')
+                .map(|kv| {
+                    let (k, v) = kv.split_once('=').expect("key=value");
+                    (k.to_string(), Attr::parse(v))
+                })
+                .collect()
+        };
+        let inputs = f[3]
+            .split(',')
+            .map(|d| (d != "-").then(|| d.to_string()))
+            .collect();
+        let tol = if f[5] == "exact" {
+            Tol::Exact
+        } else {
+            let p: Vec<&str> = f[5].split(':').collect();
+            assert_eq!(p[0], "rel", "tolerance {:?}", f[5]);
+            Tol::Rel {
+                rel: p[1].parse().expect("rel"),
+                abs: p[2].parse().expect("abs"),
+            }
+        };
+        cases.push(Case {
+            name: f[0].to_string(),
+            op: f[1].to_string(),
+            attrs,
+            inputs,
+            outputs: f[4].split(',').map(str::to_string).collect(),
+            tol,
+        });
+    }
+    cases
+}
+
+/// Why a case did not produce outputs.
+#[derive(Debug)]
+enum Fail {
+    /// The tensor API has no mapping for this op or attribute.
+    Unsupported(String),
+    /// The mapping exists but gpukit returned an error.
+    Error(gpukit_core::Error),
+}
+
+impl From<gpukit_core::Error> for Fail {
+    fn from(e: gpukit_core::Error) -> Fail {
+        Fail::Error(e)
+    }
+}
+
+type Run = std::result::Result<Vec<Tensor>, Fail>;
+
+/// An i64 tensor's values on the host (shape operands such as axes, pads, repeats).
+fn host_i64(t: &Tensor) -> Vec<i64> {
+    t.to_vec::<i64>().expect("i64 operand")
+}
+
+/// A scalar operand (Clip's bounds) as f64.
+fn host_f64(t: &Tensor) -> f64 {
+    t.to_dtype(DType::F64)
+        .and_then(|t| t.to_vec::<f64>())
+        .expect("scalar operand")[0]
+}
+
+/// ONNX's axis normalisation (`axis < 0` counts from the end).
+fn norm_axis(axis: i64, rank: usize) -> usize {
+    if axis < 0 {
+        (axis + rank as i64) as usize
+    } else {
+        axis as usize
+    }
+}
+
+fn unary(op: &str) -> Option<UnaryOp> {
+    Some(match op {
+        "Abs" => UnaryOp::Abs,
+        "Neg" => UnaryOp::Neg,
+        "Relu" => UnaryOp::Relu,
+        "Exp" => UnaryOp::Exp,
+        "Log" => UnaryOp::Log,
+        "Tanh" => UnaryOp::Tanh,
+        "Sigmoid" => UnaryOp::Sigmoid,
+        "Sqrt" => UnaryOp::Sqrt,
+        "Softplus" => UnaryOp::Softplus,
+        _ => return None,
+    })
+}
+
+fn reduce_op(op: &str) -> Option<ReduceOp> {
+    Some(match op {
+        "ReduceSum" => ReduceOp::Sum,
+        "ReduceMean" => ReduceOp::Mean,
+        "ReduceMax" => ReduceOp::Max,
+        "ReduceMin" => ReduceOp::Min,
+        "ReduceProd" => ReduceOp::Prod,
+        "ReduceL1" => ReduceOp::L1,
+        "ReduceL2" => ReduceOp::L2,
+        "ReduceLogSumExp" => ReduceOp::LogSumExp,
+        _ => return None,
+    })
+}
+
+/// Runs one ONNX node through the tensor API.
+fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
+    let req = |i: usize| -> &Tensor { x[i].as_ref().expect("required input") };
+    let op = c.op.as_str();
+    if let Some(u) = unary(op) {
+        let t = req(0);
+        return Ok(vec![match u {
+            // Integers too: the Tensor methods compose them.
+            UnaryOp::Abs => t.abs()?,
+            UnaryOp::Neg => t.neg()?,
+            _ => t.unary(u)?,
+        }]);
+    }
+    if let Some(r) = reduce_op(op) {
+        let t = req(0);
+        let keep = c.int("keepdims", 1) != 0;
+        let axes = x.get(1).and_then(|a| a.as_ref()).map(host_i64);
+        let axes = match axes {
+            Some(a) if !a.is_empty() => a,
+            _ if c.int("noop_with_empty_axes", 0) != 0 => return Ok(vec![t.clone()]),
+            _ => (0..t.rank() as i64).collect(),
+        };
+        return Ok(vec![t.reduce(r, &axes, keep)?]);
+    }
+    Ok(match op {
+        "Erf" => vec![req(0).erf()?],
+        "Gelu" => match c.string("approximate", "none").as_str() {
+            "none" => vec![req(0).gelu()?],
+            "tanh" => vec![req(0).gelu_tanh()?],
+            a => return Err(Fail::Unsupported(format!("Gelu approximate = {a}"))),
+        },
+        "LeakyRelu" => vec![req(0).leaky_relu(c.float("alpha", 0.01))?],
+        "Clip" => {
+            let t = req(0);
+            let lo = x.get(1).and_then(|v| v.as_ref()).map(host_f64);
+            let hi = x.get(2).and_then(|v| v.as_ref()).map(host_f64);
+            vec![t.clip(lo.unwrap_or(f64::NEG_INFINITY), hi.unwrap_or(f64::INFINITY))?]
+        }
+        "Add" => vec![req(0).binary(BinaryOp::Add, req(1))?],
+        "Sub" => vec![req(0).binary(BinaryOp::Sub, req(1))?],
+        "Mul" => vec![req(0).binary(BinaryOp::Mul, req(1))?],
+        "Div" => vec![req(0).binary(BinaryOp::Div, req(1))?],
+        "Equal" | "Less" | "LessOrEqual" | "Greater" | "GreaterOrEqual" => {
+            let cmp = match op {
+                "Equal" => CmpOp::Eq,
+                "Less" => CmpOp::Lt,
+                "LessOrEqual" => CmpOp::Le,
+                "Greater" => CmpOp::Gt,
+                _ => CmpOp::Ge,
+            };
+            vec![req(0).compare_as(cmp, req(1), DType::I64)?]
+        }
+        "Where" => vec![req(0).where_(req(1), req(2))?],
+        "And" => vec![req(0).logical(LogicOp::And, req(1))?],
+        "Or" => vec![req(0).logical(LogicOp::Or, req(1))?],
+        "Xor" => vec![req(0).logical(LogicOp::Xor, req(1))?],
+        "Not" => vec![req(0).not()?],
+        "Cast" => {
+            let to = match c.int("to", 0) {
+                1 => DType::F32,
+                6 => DType::I32,
+                7 => DType::I64,
+                10 => DType::F16,
+                11 => DType::F64,
+                16 => DType::BF16,
+                t => return Err(Fail::Unsupported(format!("Cast to ONNX type {t}"))),
+            };
+            vec![req(0).to_dtype(to)?]
+        }
+        "MatMul" => vec![req(0).matmul(req(1))?],
+        "Gemm" => {
+            let mut a = req(0).clone();
+            let mut b = req(1).clone();
+            if c.int("transA", 0) != 0 {
+                a = a.t()?;
+            }
+            if c.int("transB", 0) != 0 {
+                b = b.t()?;
+            }
+            let mut y = a.matmul(&b)?;
+            let alpha = c.float("alpha", 1.0);
+            if alpha != 1.0 {
+                y = y.mul_scalar(alpha)?;
+            }
+            if let Some(cc) = x.get(2).and_then(|v| v.as_ref()) {
+                let beta = c.float("beta", 1.0);
+                let cc = if beta != 1.0 {
+                    cc.mul_scalar(beta)?
+                } else {
+                    cc.clone()
+                };
+                y = y.add(&cc)?;
+            }
+            vec![y]
+        }
+        "Softmax" => vec![req(0).softmax(c.int("axis", -1))?],
+        "LayerNormalization" => {
+            let t = req(0);
+            let axis = norm_axis(c.int("axis", -1), t.rank());
+            let inner: usize = t.dims()[axis..].iter().product();
+            let lead: Vec<i64> = t.dims()[..axis].iter().map(|&d| d as i64).collect();
+            let flat = t.reshape(&[lead.iter().product::<i64>(), inner as i64])?;
+            let w = req(1).reshape(&[inner as i64])?;
+            let b = match x.get(2).and_then(|v| v.as_ref()) {
+                Some(b) => b.reshape(&[inner as i64])?,
+                None => Tensor::zeros(t.kit(), &[inner], t.dtype())?,
+            };
+            let y = flat.layer_norm(&w, &b, c.float("epsilon", 1e-5))?;
+            let dims: Vec<i64> = t.dims().iter().map(|&d| d as i64).collect();
+            vec![y.reshape(&dims)?]
+        }
+        "ArgMax" => {
+            if c.int("select_last_index", 0) != 0 {
+                return Err(Fail::Unsupported("select_last_index = 1".into()));
+            }
+            vec![req(0).argmax(c.int("axis", 0), c.int("keepdims", 1) != 0)?]
+        }
+        "Gather" => vec![req(0).gather(c.int("axis", 0), req(1))?],
+        "Tile" => {
+            let reps: Vec<usize> = host_i64(req(1)).iter().map(|&r| r as usize).collect();
+            vec![req(0).tile(&reps)?]
+        }
+        "Reshape" => {
+            let t = req(0);
+            let mut shape = host_i64(req(1));
+            if c.int("allowzero", 0) == 0 {
+                for (i, s) in shape.iter_mut().enumerate() {
+                    if *s == 0 {
+                        *s = t.dims()[i] as i64;
+                    }
+                }
+            }
+            vec![t.reshape(&shape)?]
+        }
+        "Transpose" => {
+            let t = req(0);
+            let perm = c
+                .ints("perm")
+                .unwrap_or_else(|| (0..t.rank() as i64).rev().collect());
+            vec![t.permute(&perm)?.contiguous()?]
+        }
+        "Slice" => {
+            let t = req(0);
+            let starts = host_i64(req(1));
+            let ends = host_i64(req(2));
+            let axes = x
+                .get(3)
+                .and_then(|v| v.as_ref())
+                .map(host_i64)
+                .unwrap_or_else(|| (0..starts.len() as i64).collect());
+            let steps = x
+                .get(4)
+                .and_then(|v| v.as_ref())
+                .map(host_i64)
+                .unwrap_or_else(|| vec![1; starts.len()]);
+            vec![t.slice(&axes, &starts, &ends, &steps)?.contiguous()?]
+        }
+        "Expand" => {
+            // ONNX Expand broadcasts both ways: the result is broadcast(shape, dims).
+            let t = req(0);
+            let want: Vec<usize> = host_i64(req(1)).iter().map(|&d| d as usize).collect();
+            let dims = gpukit_tensor::broadcast_shapes("Expand", t.dims(), &want)?;
+            vec![t.broadcast_to(&dims)?.contiguous()?]
+        }
+        "Squeeze" => {
+            let t = req(0);
+            match x.get(1).and_then(|v| v.as_ref()) {
+                None => vec![t.squeeze_all()],
+                Some(axes) => {
+                    let mut ax: Vec<usize> = host_i64(axes)
+                        .iter()
+                        .map(|&a| norm_axis(a, t.rank()))
+                        .collect();
+                    ax.sort_unstable();
+                    let mut y = t.clone();
+                    for a in ax.iter().rev() {
+                        y = y.squeeze(*a as i64)?;
+                    }
+                    vec![y]
+                }
+            }
+        }
+        "Unsqueeze" => {
+            let t = req(0);
+            let out_rank = t.rank() + req(1).numel();
+            let mut ax: Vec<usize> = host_i64(req(1))
+                .iter()
+                .map(|&a| norm_axis(a, out_rank))
+                .collect();
+            ax.sort_unstable();
+            let mut y = t.clone();
+            for a in ax {
+                y = y.unsqueeze(a as i64)?;
+            }
+            vec![y]
+        }
+        "Concat" => {
+            let ts: Vec<&Tensor> = x.iter().flatten().collect();
+            vec![Tensor::concat(&ts, c.int("axis", 0))?]
+        }
+        "Split" => {
+            let t = req(0);
+            let axis = norm_axis(c.int("axis", 0), t.rank());
+            let len = t.dims()[axis];
+            let sizes: Vec<usize> = match x.get(1).and_then(|v| v.as_ref()) {
+                Some(s) => host_i64(s).iter().map(|&v| v as usize).collect(),
+                None => {
+                    // ONNX: num_outputs pieces of ceil(len / n), the last one smaller.
+                    let n = c.int("num_outputs", c.outputs.len() as i64) as usize;
+                    let piece = len.div_ceil(n);
+                    (0..n)
+                        .map(|i| piece.min(len.saturating_sub(i * piece)))
+                        .collect()
+                }
+            };
+            t.split(&sizes, axis as i64)?
+                .into_iter()
+                .map(|p| p.contiguous())
+                .collect::<gpukit_core::Result<Vec<_>>>()?
+        }
+        other => return Err(Fail::Unsupported(format!("op {other} is not mapped"))),
+    })
+}
+
+/// A tensor's values widened exactly to f64 (floats, NaN canonical) or i64
+/// (integers), as bits.
+fn host_bits(t: &Tensor) -> (Vec<usize>, Vec<u64>, bool) {
+    let dims = t.dims().to_vec();
+    if t.dtype().is_float() {
+        let v = t
+            .to_dtype(DType::F64)
+            .and_then(|w| w.to_vec::<f64>())
+            .expect("download");
+        // Any NaN equals any NaN (design brief, rule 8): one canonical pattern.
+        let canon = |f: &f64| {
+            if f.is_nan() {
+                f64::NAN.to_bits()
+            } else {
+                f.to_bits()
+            }
+        };
+        (dims, v.iter().map(canon).collect(), true)
+    } else {
+        let v = t
+            .to_dtype(DType::I64)
+            .and_then(|w| w.to_vec::<i64>())
+            .expect("download");
+        (dims, v.iter().map(|&i| i as u64).collect(), false)
+    }
+}
+
+fn same_value(got: u64, want: u64, float: bool, tol: Tol) -> bool {
+    if !float {
+        return got == want;
+    }
+    let (g, w) = (f64::from_bits(got), f64::from_bits(want));
+    if w.is_nan() || g.is_nan() {
+        return w.is_nan() && g.is_nan();
+    }
+    match tol {
+        Tol::Exact => got == want,
+        Tol::Rel { rel, abs } => {
+            if w.is_infinite() || g.is_infinite() {
+                g == w
+            } else {
+                (g - w).abs() <= abs + rel * w.abs()
+            }
+        }
+    }
+}
+
+/// What one device made of the manifest.
+struct KitRun {
+    /// Per passing case, each output's bits (widened, NaN canonical).
+    bits: BTreeMap<String, Vec<Vec<u64>>>,
+    /// One line per wrong output or gpukit error.
+    failures: Vec<String>,
+    /// Cases the tensor API cannot map, with the reason.
+    unsupported: BTreeMap<String, String>,
+}
+
+/// Runs every case on `kit`.
+fn run_all(kit: &Kit, cases: &[Case]) -> KitRun {
+    let mut bits = BTreeMap::new();
+    let mut failures = Vec::new();
+    let mut unsupported = BTreeMap::new();
+    for c in cases {
+        let path = fixture_dir().join(format!("{}.npz", c.name));
+        let arrays = gpukit_tensor::io::read_npz(kit, &path).expect("fixture");
+        let inputs: Vec<Option<Tensor>> = c
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| d.as_ref().map(|_| arrays[&format!("input_{i}")].clone()))
+            .collect();
+        match run(c, &inputs) {
+            Err(Fail::Unsupported(why)) => {
+                unsupported.insert(c.name.clone(), why);
+            }
+            Err(Fail::Error(e)) => failures.push(format!("{}: gpukit error: {e}", c.name)),
+            Ok(outs) => {
+                if outs.len() != c.outputs.len() {
+                    failures.push(format!(
+                        "{}: {} outputs, want {}",
+                        c.name,
+                        outs.len(),
+                        c.outputs.len()
+                    ));
+                    continue;
+                }
+                let mut case_bits = Vec::new();
+                for (i, got) in outs.iter().enumerate() {
+                    let want = &arrays[&format!("output_{i}")];
+                    let (gd, gb, gf) = host_bits(got);
+                    let (wd, wb, _) = host_bits(want);
+                    if gd != wd {
+                        failures.push(format!("{} output {i}: dims {gd:?}, want {wd:?}", c.name));
+                        continue;
+                    }
+                    if let Some(j) = (0..gb.len()).find(|&j| !same_value(gb[j], wb[j], gf, c.tol)) {
+                        let show = |b: u64| {
+                            if gf {
+                                format!("{:e}", f64::from_bits(b))
+                            } else {
+                                (b as i64).to_string()
+                            }
+                        };
+                        failures.push(format!(
+                            "{} output {i} element {j}: got {}, want {} ({:?})",
+                            c.name,
+                            show(gb[j]),
+                            show(wb[j]),
+                            c.tol
+                        ));
+                    }
+                    case_bits.push(gb);
+                }
+                bits.insert(c.name.clone(), case_bits);
+            }
+        }
+    }
+    KitRun {
+        bits,
+        failures,
+        unsupported,
+    }
+}
+
+#[test]
+fn onnx_reference_cases_pass_on_every_device_with_the_same_bits() {
+    let cases = load_cases();
+    assert!(
+        cases.len() >= 100,
+        "only {} cases in the manifest",
+        cases.len()
+    );
+    let kits = common::kits();
+    let mut per_kit = Vec::new();
+    for kit in &kits {
+        let KitRun {
+            bits,
+            failures,
+            unsupported,
+        } = run_all(kit, &cases);
+        assert!(
+            failures.is_empty(),
+            "{:?}: {} of {} cases fail:\n{}",
+            kit.info().backend,
+            failures.len(),
+            cases.len(),
+            failures.join("\n")
+        );
+        let listed: BTreeMap<String, String> = UNSUPPORTED
+            .iter()
+            .map(|(n, w)| (n.to_string(), w.to_string()))
+            .collect();
+        assert_eq!(
+            unsupported.keys().collect::<Vec<_>>(),
+            listed.keys().collect::<Vec<_>>(),
+            "unsupported cases differ from UNSUPPORTED (reasons seen: {unsupported:?})"
+        );
+        per_kit.push(bits);
+    }
+    for (name, bits) in &per_kit[0] {
+        assert_eq!(
+            Some(bits),
+            per_kit[1].get(name),
+            "{name}: cpu and ptx-emu give different bits"
+        );
+    }
+    eprintln!(
+        "onnx conformance: {} cases, {} pass on cpu and ptx-emu with identical bits, {} unsupported",
+        cases.len(),
+        per_kit[0].len(),
+        UNSUPPORTED.len()
+    );
+}
+
+#[test]
+fn every_op_in_the_manifest_is_named_in_docs_onnx_md() {
+    let docs = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/onnx.md"),
+    )
+    .expect("docs/onnx.md");
+    for c in load_cases() {
+        assert!(
+            docs.contains(&format!("| {} |", c.op)),
+            "docs/onnx.md has no table row for {}",
+            c.op
+        );
+    }
+    for (name, _) in UNSUPPORTED {
+        assert!(
+            docs.contains(name),
+            "docs/onnx.md does not list exception {name}"
+        );
+    }
+}

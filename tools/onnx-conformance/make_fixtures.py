@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+"""Generates the ONNX single-op conformance fixtures of gpukit's tensor API.
+
+Every case is one ONNX node. Its expected outputs come from ONNX's own reference
+implementation (`onnx.reference.ReferenceEvaluator`) and are cross-checked with
+onnxruntime; a case where the two disagree beyond the case's tolerance is kept with
+the reference's answer and flagged `ort-differs` in the manifest (docs/onnx.md lists
+them).
+
+Output (committed): tests/fixtures/onnx/cases.tsv and one .npz per case, holding
+`input_<i>` and `output_<i>` arrays. Bool tensors are stored as int64 0/1 (gpukit has
+no bool dtype; its masks are 0/1 in any dtype) and marked `bool` in the manifest.
+
+Run with the pinned bench venv (tools/bench-compare/setup.sh makes it):
+
+    target/bench-venv/bin/python tools/onnx-conformance/make_fixtures.py
+
+The Rust side is crates/gpukit-tensor/tests/onnx_conformance.rs.
+"""
+import math
+import os
+import sys
+import warnings
+
+warnings.simplefilter("ignore", RuntimeWarning)
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
+
+try:
+    import onnxruntime as ort
+except ImportError:  # the fixtures only need the reference; ort is a cross-check
+    ort = None
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+OUT = os.path.join(ROOT, "tests", "fixtures", "onnx")
+OPSET = 21
+
+np.seterr(all="ignore")
+rng = np.random.default_rng(20261202)
+
+NP2ONNX = {
+    np.float32: TensorProto.FLOAT,
+    np.float64: TensorProto.DOUBLE,
+    np.float16: TensorProto.FLOAT16,
+    np.int32: TensorProto.INT32,
+    np.int64: TensorProto.INT64,
+    np.bool_: TensorProto.BOOL,
+}
+ONNX2NP = {v: k for k, v in NP2ONNX.items()}
+DT_NAME = {
+    np.float32: "f32",
+    np.float64: "f64",
+    np.float16: "f16",
+    np.int32: "i32",
+    np.int64: "i64",
+    np.bool_: "bool",
+}
+
+# Tolerance classes. `exact`: bit for bit (any NaN equals any NaN). `rel:R:A`:
+# |got - want| <= A + R * |want|, infinities and NaN exact.
+EXACT = "exact"
+TOL_F32 = "rel:1e-5:1e-6"
+TOL_F64 = "rel:1e-12:1e-13"
+TOL_F16 = "rel:2e-3:1e-4"
+
+
+def tol_for(dtype, exact):
+    if exact:
+        return EXACT
+    return {np.float32: TOL_F32, np.float64: TOL_F64, np.float16: TOL_F16}.get(dtype, EXACT)
+
+
+EDGE_F = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, np.inf, -np.inf, np.nan, 1e-40, -1e-40, 1e30,
+          -1e30, 88.5, -103.0, 7.25, -0.75]
+
+
+def floats(shape, dtype=np.float32, edge=False, lo=-3.0, hi=3.0):
+    n = int(np.prod(shape)) if len(shape) else 1
+    x = rng.uniform(lo, hi, size=n)
+    if edge:
+        e = [v for v in EDGE_F if dtype != np.float16 or abs(v) < 6e4 or not np.isfinite(v)]
+        x[: min(n, len(e))] = e[: min(n, len(e))]
+    return x.astype(dtype).reshape(shape)
+
+
+def ints(shape, dtype=np.int64, lo=-9, hi=10):
+    return rng.integers(lo, hi, size=shape).astype(dtype)
+
+
+def fmt_attr(v):
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(fmt_attr(x) for x in v) + "]"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+cases = []
+
+
+def case(name, op, inputs, attrs=None, tol=None, n_out=1, opset=OPSET, fix=None, note="-"):
+    """One single-node case. `inputs`: list of arrays or None (an absent optional input).
+
+    `fix(inputs, want) -> want` replaces the reference's answer where the reference is
+    known to be wrong or where gpukit's contract defines a value the reference leaves
+    to numpy's accidents; `note` says which and why (it goes into the manifest and
+    docs/onnx.md).
+    """
+    attrs = attrs or {}
+    in_names = [f"x{i}" if a is not None else "" for i, a in enumerate(inputs)]
+    out_names = [f"y{i}" for i in range(n_out)]
+    node = helper.make_node(op, [n for n in in_names], out_names, **attrs)
+    vin = [helper.make_tensor_value_info(n, NP2ONNX[a.dtype.type], a.shape)
+           for n, a in zip(in_names, inputs) if a is not None]
+
+    def build(out_types):
+        vout = [helper.make_tensor_value_info(n, t, None) for n, t in zip(out_names, out_types)]
+        graph = helper.make_graph([node], name, vin, vout)
+        m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = 10
+        return m
+
+    feeds = {n: a for n, a in zip(in_names, inputs) if a is not None}
+    want = ReferenceEvaluator(build([TensorProto.UNDEFINED] * n_out)).run(None, feeds)
+    want = [np.asarray(w) for w in want]
+    model = build([NP2ONNX[w.dtype.type] for w in want])
+    if fix is not None:
+        want = [np.asarray(w) for w in fix(inputs, want)]
+    first_float = next((a.dtype.type for a in inputs
+                        if a is not None and a.dtype.kind == "f"), None)
+    t = tol if tol is not None else tol_for(first_float, exact=False)
+    flag = "ok"
+    if ort is not None:
+        try:
+            sess = ort.InferenceSession(model.SerializeToString(),
+                                        providers=["CPUExecutionProvider"])
+            got = sess.run(None, feeds)
+            for w, g in zip(want, got):
+                if not agree(np.asarray(g), w, t if t != EXACT else TOL_F64):
+                    flag = "ort-differs"
+        except Exception as e:  # noqa: BLE001 - recorded, not fatal
+            flag = "ort-fails"
+            print(f"  {name}: onnxruntime: {str(e).splitlines()[0][:120]}", file=sys.stderr)
+    arrays = {}
+    in_desc = []
+    for i, a in enumerate(inputs):
+        if a is None:
+            in_desc.append("-")
+            continue
+        in_desc.append(DT_NAME[a.dtype.type])
+        arrays[f"input_{i}"] = a.astype(np.int64) if a.dtype == np.bool_ else a
+    out_desc = []
+    for i, w in enumerate(want):
+        out_desc.append(DT_NAME[w.dtype.type])
+        arrays[f"output_{i}"] = w.astype(np.int64) if w.dtype == np.bool_ else w
+    np.savez(os.path.join(OUT, name + ".npz"), **arrays)
+    attr_s = ";".join(f"{k}={fmt_attr(v)}" for k, v in sorted(attrs.items())) or "-"
+    cases.append("\t".join([name, op, attr_s, ",".join(in_desc) or "-", ",".join(out_desc),
+                            t, flag, note]))
+
+
+def agree(got, want, tol):
+    if got.shape != want.shape:
+        return False
+    if tol == EXACT or want.dtype.kind in "biu":
+        if want.dtype.kind == "f":
+            return bool(np.all((got == want) | (np.isnan(got) & np.isnan(want))))
+        return bool(np.all(got == want))
+    _, r, a = tol.split(":")
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    nan = np.isnan(w)
+    inf = np.isinf(w)
+    ok = np.where(nan, np.isnan(g),
+                  np.where(inf, g == w, np.abs(g - w) <= float(a) + float(r) * np.abs(w)))
+    return bool(np.all(ok))
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for f in os.listdir(OUT):
+        if f.endswith(".npz") or f == "cases.tsv":
+            os.remove(os.path.join(OUT, f))
+
+    # Elementwise unary maps, with the edge values in every dtype.
+    exact_unary = {"Abs", "Neg", "Relu"}
+    erf64 = np.vectorize(math.erf, otypes=[np.float64])
+    for op in ["Abs", "Neg", "Relu", "Exp", "Log", "Tanh", "Sigmoid", "Sqrt", "Softplus", "Erf"]:
+        for dt in [np.float32, np.float64]:
+            x = floats((3, 6), dt, edge=True)
+            fix, note = None, "-"
+            if op == "Erf" and dt == np.float64:
+                fix = lambda ins, want: [erf64(ins[0])]  # noqa: E731
+                note = "expected from Python's math.erf: the reference evaluates f64 Erf in f32"
+            case(f"{op.lower()}_{DT_NAME[dt]}", op, [x], tol=tol_for(dt, op in exact_unary),
+                 fix=fix, note=note)
+    case("abs_i64", "Abs", [ints((7,))], tol=EXACT)
+    case("neg_i32", "Neg", [ints((7,), np.int32)], tol=EXACT)
+    case("relu_f16", "Relu", [floats((9,), np.float16, edge=True)], tol=EXACT,
+         fix=lambda ins, want: [np.where(ins[0] == 0, np.float16(0), want[0])],
+         note="relu(-0) = +0 as for f32: the reference's np.maximum(x, 0) keeps -0 for f16 only")
+    def gelu_limit(ins, want):
+        w = want[0].copy()
+        w[ins[0] == -np.inf] = -0.0
+        return [w]
+
+    for approx in ["none", "tanh"]:
+        case(f"gelu_{approx}_f32", "Gelu", [floats((4, 5), edge=True)], {"approximate": approx},
+             fix=gelu_limit,
+             note="gelu(-inf) = -0 (the limit; gpukit's contract): the reference's "
+                  "x * 0.5 * (1 + erf(x / sqrt 2)) gives -inf * 0 = NaN")
+    case("leakyrelu_f32", "LeakyRelu", [floats((2, 9), edge=True)], {"alpha": 0.1})
+    case("leakyrelu_default_f64", "LeakyRelu", [floats((11,), np.float64, edge=True)])
+    # Clip takes min/max as optional scalar inputs; lo > hi gives hi everywhere.
+    case("clip_f32", "Clip", [floats((3, 5), edge=True), np.array(-1.0, np.float32),
+                              np.array(2.0, np.float32)], tol=EXACT)
+    case("clip_lo_only_f32", "Clip", [floats((8,), edge=True), np.array(0.25, np.float32)],
+         tol=EXACT)
+    case("clip_hi_only_f64", "Clip", [floats((8,), np.float64, edge=True), None,
+                                      np.array(0.25, np.float64)], tol=EXACT)
+    case("clip_lo_gt_hi_f32", "Clip", [floats((6,)), np.array(2.0, np.float32),
+                                       np.array(-1.0, np.float32)], tol=EXACT)
+
+    # Binary arithmetic with numpy broadcasting.
+    shapes = [((2, 3), (2, 3)), ((2, 1, 4), (3, 1)), ((), (5,)), ((4, 1), (1, 0))]
+    for op in ["Add", "Sub", "Mul", "Div"]:
+        for k, (sa, sb) in enumerate(shapes):
+            dt = np.float32 if k % 2 == 0 else np.float64
+            case(f"{op.lower()}_bcast{k}_{DT_NAME[dt]}", op,
+                 [floats(sa, dt, edge=True), floats(sb, dt, edge=True)], tol=EXACT)
+        case(f"{op.lower()}_i64", op, [ints((2, 3)), ints((3,), lo=1, hi=5)], tol=EXACT)
+    case("add_f16", "Add", [floats((2, 4), np.float16, edge=True), floats((4,), np.float16)],
+         tol=EXACT)
+
+    # Comparisons, Where and logic (bool results stored as 0/1).
+    for op in ["Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"]:
+        a = floats((3, 4), edge=True)
+        b = floats((4,), edge=True)
+        b[0] = a[0, 0]
+        case(f"{op.lower()}_f32", op, [a, b], tol=EXACT)
+        case(f"{op.lower()}_i64", op, [ints((2, 3), lo=-2, hi=3), ints((1, 3), lo=-2, hi=3)],
+             tol=EXACT)
+    c = rng.integers(0, 2, size=(2, 1, 3)).astype(np.bool_)
+    case("where_f32", "Where", [c, floats((2, 3), edge=True), floats((3,))], tol=EXACT)
+    case("where_i64", "Where", [c, ints((1, 3)), ints((2, 2, 1))], tol=EXACT)
+    for op in ["And", "Or", "Xor"]:
+        case(f"{op.lower()}_bool", op, [rng.integers(0, 2, (3, 4)).astype(np.bool_),
+                                        rng.integers(0, 2, (4,)).astype(np.bool_)], tol=EXACT)
+    case("not_bool", "Not", [rng.integers(0, 2, (5,)).astype(np.bool_)], tol=EXACT)
+
+    # Casts between the dtypes both sides have (round to nearest even; float -> int
+    # truncates; out-of-range float -> int and NaN -> int are undefined in ONNX).
+    xs = np.array([0.0, -0.0, 1.5, -2.5, 2.5, 3.75, -7.0, 1e-8, 65504.0, 70000.0, np.inf,
+                   -np.inf, np.nan, 1e-40], np.float64)
+    to = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE,
+          np.float16: TensorProto.FLOAT16}
+    for dt_to in [np.float32, np.float64, np.float16]:
+        case(f"cast_f64_to_{DT_NAME[dt_to]}", "Cast", [xs], {"to": to[dt_to]}, tol=EXACT)
+        case(f"cast_f32_to_{DT_NAME[dt_to]}", "Cast", [xs.astype(np.float32)],
+             {"to": to[dt_to]}, tol=EXACT)
+    inr = np.array([0.0, -0.0, 1.5, -2.5, 2.99, -3.99, 1e6, -1e6], np.float32)
+    case("cast_f32_to_i32", "Cast", [inr], {"to": TensorProto.INT32}, tol=EXACT)
+    case("cast_f64_to_i64", "Cast", [inr.astype(np.float64)], {"to": TensorProto.INT64},
+         tol=EXACT)
+    case("cast_i64_to_f32", "Cast", [np.array([0, -1, 2**24 + 1, -(2**40) - 3, 7], np.int64)],
+         {"to": TensorProto.FLOAT}, tol=EXACT)
+    case("cast_i32_to_i64", "Cast", [ints((5,), np.int32)], {"to": TensorProto.INT64},
+         tol=EXACT)
+
+    # Matrix products.
+    case("matmul_2d_f32", "MatMul", [floats((3, 5)), floats((5, 4))])
+    case("matmul_batched_f64", "MatMul", [floats((2, 3, 4), np.float64),
+                                          floats((2, 4, 2), np.float64)])
+    case("matmul_bcast_f32", "MatMul", [floats((2, 3, 4)), floats((4, 5))])
+    case("matmul_bcast_both_f32", "MatMul", [floats((2, 1, 3, 4)), floats((1, 3, 4, 2))])
+    case("gemm_transb_f32", "Gemm", [floats((3, 5)), floats((4, 5)), floats((4,))],
+         {"transB": 1})
+    case("gemm_alpha_beta_f32", "Gemm", [floats((3, 5)), floats((5, 4)), floats((3, 4))],
+         {"alpha": 0.5, "beta": 2.0})
+    case("gemm_transa_f64", "Gemm", [floats((5, 3), np.float64), floats((5, 4), np.float64),
+                                     floats((1, 4), np.float64)], {"transA": 1})
+    case("gemm_col_c_f32", "Gemm", [floats((3, 5)), floats((5, 4)), floats((3, 1))])
+    case("gemm_no_c_f32", "Gemm", [floats((3, 5)), floats((5, 4))])
+
+    # Normalisation and softmax.
+    for axis in [-1, 0, 1]:
+        case(f"softmax_axis{axis}_f32", "Softmax", [floats((3, 4, 5), lo=-10, hi=10)],
+             {"axis": axis})
+    case("softmax_edge_f64", "Softmax", [floats((2, 9), np.float64, edge=True)], {"axis": -1})
+    case("layernorm_f32", "LayerNormalization",
+         [floats((2, 3, 8)), floats((8,)), floats((8,))], {"axis": -1, "epsilon": 1e-5})
+    case("layernorm_f64", "LayerNormalization",
+         [floats((4, 6), np.float64), floats((6,), np.float64), floats((6,), np.float64)],
+         {"axis": -1, "epsilon": 1e-12})
+    case("layernorm_no_bias_f32", "LayerNormalization", [floats((3, 7)), floats((7,))],
+         {"axis": -1})
+    case("layernorm_axis1_f32", "LayerNormalization",
+         [floats((2, 3, 4)), floats((3, 4)), floats((3, 4))], {"axis": 1})
+
+    # Reductions (axes as the second input since opset 18).
+    red = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+           "ReduceL2", "ReduceLogSumExp"]
+    exact_red = {"ReduceMax", "ReduceMin"}
+    for op in red:
+        x = floats((2, 3, 4), lo=-2, hi=2)
+        case(f"{op.lower()}_axes_f32", op, [x, np.array([0, 2], np.int64)], {"keepdims": 1},
+             tol=tol_for(np.float32, op in exact_red))
+        case(f"{op.lower()}_neg_axis_f64", op,
+             [floats((3, 5), np.float64), np.array([-1], np.int64)], {"keepdims": 0},
+             tol=tol_for(np.float64, op in exact_red))
+        case(f"{op.lower()}_all_f32", op, [floats((2, 5), lo=-2, hi=2)], {"keepdims": 0},
+             tol=tol_for(np.float32, op in exact_red))
+    case("reducesum_i64", "ReduceSum", [ints((3, 4)), np.array([1], np.int64)],
+         {"keepdims": 1}, tol=EXACT)
+    case("reducemax_nan_f32", "ReduceMax", [floats((2, 8), edge=True),
+                                            np.array([1], np.int64)], tol=EXACT)
+    case("reducesum_empty_axes_noop_f32", "ReduceSum",
+         [floats((2, 3)), np.array([], np.int64)], {"noop_with_empty_axes": 1}, tol=EXACT)
+    for axis in [0, -1]:
+        for last in [0, 1]:
+            x = rng.integers(0, 3, size=(3, 4)).astype(np.float32)
+            case(f"argmax_axis{axis}_last{last}_f32", "ArgMax", [x],
+                 {"axis": axis, "keepdims": 1, "select_last_index": last}, tol=EXACT)
+    case("argmax_nokeep_f64", "ArgMax", [floats((2, 3, 5), np.float64)],
+         {"axis": 1, "keepdims": 0}, tol=EXACT)
+
+    # Indexing and movement.
+    case("gather_axis0_f32", "Gather", [floats((5, 3)), np.array([[0, 4], [-1, 2]], np.int64)],
+         {"axis": 0}, tol=EXACT)
+    case("gather_axis1_i32idx_f64", "Gather", [floats((2, 4), np.float64),
+                                                np.array([3, -4, 1], np.int32)],
+         {"axis": 1}, tol=EXACT)
+    case("gather_scalar_idx_i64", "Gather", [ints((4, 2)), np.array(2, np.int64)],
+         {"axis": 0}, tol=EXACT)
+    case("tile_f32", "Tile", [floats((2, 3)), np.array([2, 3], np.int64)], tol=EXACT)
+    case("reshape_f32", "Reshape", [floats((2, 3, 4)), np.array([3, -1, 0], np.int64)],
+         tol=EXACT)
+    case("reshape_allowzero_f32", "Reshape", [floats((3, 0)), np.array([0, 3], np.int64)],
+         {"allowzero": 1}, tol=EXACT)
+    case("transpose_f32", "Transpose", [floats((2, 3, 4))], {"perm": [2, 0, 1]}, tol=EXACT)
+    case("transpose_default_i64", "Transpose", [ints((2, 3))], tol=EXACT)
+    case("slice_f32", "Slice", [floats((5, 6)), np.array([1, -1], np.int64),
+                                np.array([100, -5], np.int64), np.array([0, 1], np.int64),
+                                np.array([2, -2], np.int64)], tol=EXACT)
+    case("slice_default_axes_f64", "Slice", [floats((4, 3), np.float64),
+                                             np.array([1, 0], np.int64),
+                                             np.array([3, 2], np.int64)], tol=EXACT)
+    case("expand_f32", "Expand", [floats((3, 1)), np.array([2, 1, 4], np.int64)], tol=EXACT)
+    case("squeeze_f32", "Squeeze", [floats((1, 3, 1, 2)), np.array([0, -2], np.int64)],
+         tol=EXACT)
+    case("squeeze_all_f32", "Squeeze", [floats((1, 3, 1))], tol=EXACT)
+    case("unsqueeze_f32", "Unsqueeze", [floats((3, 2)), np.array([0, -1], np.int64)],
+         tol=EXACT)
+    case("concat_f32", "Concat", [floats((2, 3)), floats((2, 1)), floats((2, 0))],
+         {"axis": -1}, tol=EXACT)
+    case("concat_i64", "Concat", [ints((1, 2)), ints((3, 2))], {"axis": 0}, tol=EXACT)
+    case("split_sizes_f32", "Split", [floats((6, 2)), np.array([1, 2, 3], np.int64)],
+         {"axis": 0}, n_out=3, tol=EXACT)
+    case("split_num_outputs_f32", "Split", [floats((2, 7))], {"axis": 1, "num_outputs": 3},
+         n_out=3, tol=EXACT)
+
+    with open(os.path.join(OUT, "cases.tsv"), "w") as f:
+        f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"
+                "\tnote\n")
+        f.write(f"# generated by tools/onnx-conformance/make_fixtures.py with onnx "
+                f"{onnx.__version__}, onnxruntime "
+                f"{ort.__version__ if ort else 'absent'}, opset {OPSET}\n")
+        for c in cases:
+            f.write(c + "\n")
+    differ = [c.split("\t")[0] for c in cases if c.split("\t")[6] != "ok"]
+    print(f"{len(cases)} cases in {OUT}; onnxruntime differs on {len(differ)}: {differ}")
+
+
+if __name__ == "__main__":
+    main()
