@@ -326,6 +326,17 @@ def main():
                  {"axis": axis, "keepdims": 1, "select_last_index": last}, tol=EXACT)
     case("argmax_nokeep_f64", "ArgMax", [floats((2, 3, 5), np.float64)],
          {"axis": 1, "keepdims": 0}, tol=EXACT)
+    for last in [0, 1]:
+        x = rng.integers(0, 3, size=(4, 3)).astype(np.float32)
+        case(f"argmin_axis0_last{last}_f32", "ArgMin", [x],
+             {"axis": 0, "keepdims": 1, "select_last_index": last}, tol=EXACT)
+        case(f"argmin_axis1_last{last}_i64", "ArgMin",
+             [np.array([[3, -2**63, 5, -2**63], [2**63 - 1, 0, 0, 1]], np.int64)],
+             {"axis": 1, "keepdims": 0, "select_last_index": last}, tol=EXACT)
+    case("argmax_nan_f32", "ArgMax", [np.array([[1, np.nan, 3, np.nan], [-np.inf, -0.0, 0.0, -1]],
+                                               np.float32)], {"axis": 1}, tol=EXACT)
+    case("argmin_signed_zero_f64", "ArgMin", [np.array([[0.0, -0.0, 1.0], [2.0, -np.inf, -np.inf]],
+                                                       np.float64)], {"axis": 1}, tol=EXACT)
 
     # Indexing and movement.
     case("gather_axis0_f32", "Gather", [floats((5, 3)), np.array([[0, 4], [-1, 2]], np.int64)],

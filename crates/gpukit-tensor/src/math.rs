@@ -557,6 +557,73 @@ impl Tensor {
         Ok(out)
     }
 
+    /// The index (i64) of the largest element along `axis` with ONNX ArgMax's
+    /// `select_last_index`: `last = false` is [`Tensor::argmax`] (the first index on
+    /// ties), `last = true` the last index on ties (NaN counts as largest, so the last
+    /// NaN). The last index is found exactly: the `argmax` op on the axis reversed (a
+    /// view), then `n - 1 - i`.
+    ///
+    /// ```
+    /// let kit = gpukit::cpu()?;
+    /// let t = gpukit_tensor::Tensor::from_slice(&kit, &[1.0f32, 3.0, 3.0, 2.0], &[4])?;
+    /// assert_eq!(t.argmax_select(0, false, false)?.to_vec::<i64>()?, [1]);
+    /// assert_eq!(t.argmax_select(0, false, true)?.to_vec::<i64>()?, [2]);
+    /// # Ok::<(), gpukit_core::Error>(())
+    /// ```
+    ///
+    /// Errors: as [`Tensor::argmax`].
+    pub fn argmax_select(&self, axis: i64, keepdim: bool, last: bool) -> Result<Tensor> {
+        if !last {
+            return self.argmax(axis, keepdim);
+        }
+        let a = layout::axis("argmax", axis, &self.dims)?;
+        let n = self.dims[a];
+        let reversed = self.slice(&[a as i64], &[-1], &[i64::MIN], &[-1])?;
+        let i = reversed.argmax(a as i64, keepdim)?;
+        let top = Tensor::contiguous_from(
+            self.kit.upload_f64(DType::I64, &[n as f64 - 1.0])?,
+            self.kit.clone(),
+            &[],
+        );
+        top.binary(BinaryOp::Sub, &i)
+    }
+
+    /// The index (i64) of the smallest element along `axis` (ONNX ArgMin): the first on
+    /// ties (`last = false`) or the last (`last = true`); `±0` compare equal and NaN
+    /// counts as smallest (the first, or last, NaN wins, as numpy's `argmin`). Computed
+    /// exactly as the argmax of an order-reversing map: `-x` for floats (exact; NaN
+    /// stays NaN), `-1 - x` for integers (no overflow: it maps MIN to MAX).
+    ///
+    /// ```
+    /// let kit = gpukit::cpu()?;
+    /// let t = gpukit_tensor::Tensor::from_slice(&kit, &[4i64, 1, 7, 1], &[2, 2])?;
+    /// assert_eq!(t.argmin(1, false, false)?.to_vec::<i64>()?, [1, 1]);
+    /// assert_eq!(t.argmin(0, true, true)?.to_vec::<i64>()?, [0, 1]);
+    /// # Ok::<(), gpukit_core::Error>(())
+    /// ```
+    ///
+    /// Errors: as [`Tensor::argmax`].
+    pub fn argmin(&self, axis: i64, keepdim: bool, last: bool) -> Result<Tensor> {
+        let a = layout::axis("argmin", axis, &self.dims)?;
+        if self.dims[a] == 0 {
+            return Err(shape_err(
+                "argmin",
+                format!("axis {axis} of shape {:?} is empty", self.dims),
+            ));
+        }
+        let flipped = if self.dtype().is_float() {
+            self.neg()?
+        } else {
+            let minus_one = Tensor::contiguous_from(
+                self.kit.upload_f64(self.dtype(), &[-1.0])?,
+                self.kit.clone(),
+                &[],
+            );
+            minus_one.binary(BinaryOp::Sub, self)?
+        };
+        flipped.argmax_select(axis, keepdim, last)
+    }
+
     /// The L2 norm along `axis` (ONNX ReduceL2 over one axis) via the `reduce_l2` op;
     /// the axis is removed unless `keepdim`.
     ///

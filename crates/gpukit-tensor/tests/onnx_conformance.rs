@@ -17,16 +17,7 @@ use gpukit_ops::{BinaryOp, CmpOp, LogicOp, UnaryOp};
 use gpukit_tensor::{ReduceOp, Tensor};
 
 /// Cases the tensor API cannot run yet, with the reason (docs/onnx.md, "Exceptions").
-const UNSUPPORTED: &[(&str, &str)] = &[
-    (
-        "argmax_axis0_last1_f32",
-        "ArgMax select_last_index = 1 is not implemented (gpukit picks the first index)",
-    ),
-    (
-        "argmax_axis-1_last1_f32",
-        "ArgMax select_last_index = 1 is not implemented (gpukit picks the first index)",
-    ),
-];
+const UNSUPPORTED: &[(&str, &str)] = &[];
 
 /// One ONNX attribute value as the manifest writes it.
 #[derive(Debug, Clone)]
@@ -338,12 +329,16 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
             let dims: Vec<i64> = t.dims().iter().map(|&d| d as i64).collect();
             vec![y.reshape(&dims)?]
         }
-        "ArgMax" => {
-            if c.int("select_last_index", 0) != 0 {
-                return Err(Fail::Unsupported("select_last_index = 1".into()));
-            }
-            vec![req(0).argmax(c.int("axis", 0), c.int("keepdims", 1) != 0)?]
-        }
+        "ArgMax" => vec![req(0).argmax_select(
+            c.int("axis", 0),
+            c.int("keepdims", 1) != 0,
+            c.int("select_last_index", 0) != 0,
+        )?],
+        "ArgMin" => vec![req(0).argmin(
+            c.int("axis", 0),
+            c.int("keepdims", 1) != 0,
+            c.int("select_last_index", 0) != 0,
+        )?],
         "Gather" => vec![req(0).gather(c.int("axis", 0), req(1))?],
         "Tile" => {
             let reps: Vec<usize> = host_i64(req(1)).iter().map(|&r| r as usize).collect();
