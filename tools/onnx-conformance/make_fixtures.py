@@ -101,13 +101,28 @@ def fmt_attr(v):
 cases = []
 
 
-def case(name, op, inputs, attrs=None, tol=None, n_out=1, opset=OPSET, fix=None, note="-"):
+def ref_run(op, inputs, attrs):
+    """One node through the reference evaluator (no fixture written)."""
+    names = [f"x{i}" for i in range(len(inputs))]
+    node = helper.make_node(op, names, ["y"], **attrs)
+    vin = [helper.make_tensor_value_info(n, NP2ONNX[a.dtype.type], a.shape)
+           for n, a in zip(names, inputs)]
+    vout = [helper.make_tensor_value_info("y", TensorProto.UNDEFINED, None)]
+    m = helper.make_model(helper.make_graph([node], "ref", vin, vout),
+                          opset_imports=[helper.make_opsetid("", OPSET)])
+    m.ir_version = 10
+    return ReferenceEvaluator(m).run(None, dict(zip(names, inputs)))
+
+
+def case(name, op, inputs, attrs=None, tol=None, n_out=1, opset=OPSET, fix=None, note="-",
+         from_ort=False):
     """One single-node case. `inputs`: list of arrays or None (an absent optional input).
 
     `fix(inputs, want) -> want` replaces the reference's answer where the reference is
     known to be wrong or where gpukit's contract defines a value the reference leaves
     to numpy's accidents; `note` says which and why (it goes into the manifest and
-    docs/onnx.md).
+    docs/onnx.md). `from_ort`: the expected values come from onnxruntime because the
+    reference cannot run the case (the note says why).
     """
     attrs = attrs or {}
     in_names = [f"x{i}" if a is not None else "" for i, a in enumerate(inputs)]
@@ -124,16 +139,23 @@ def case(name, op, inputs, attrs=None, tol=None, n_out=1, opset=OPSET, fix=None,
         return m
 
     feeds = {n: a for n, a in zip(in_names, inputs) if a is not None}
-    want = ReferenceEvaluator(build([TensorProto.UNDEFINED] * n_out)).run(None, feeds)
-    want = [np.asarray(w) for w in want]
-    model = build([NP2ONNX[w.dtype.type] for w in want])
+    if from_ort:
+        t0 = next(a for a in inputs if a is not None).dtype.type
+        model = build([NP2ONNX[t0]] * n_out)
+        sess = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"])
+        want = [np.asarray(w) for w in sess.run(None, feeds)]
+    else:
+        want = ReferenceEvaluator(build([TensorProto.UNDEFINED] * n_out)).run(None, feeds)
+        want = [np.asarray(w) for w in want]
+        model = build([NP2ONNX[w.dtype.type] for w in want])
     if fix is not None:
         want = [np.asarray(w) for w in fix(inputs, want)]
     first_float = next((a.dtype.type for a in inputs
                         if a is not None and a.dtype.kind == "f"), None)
     t = tol if tol is not None else tol_for(first_float, exact=False)
     flag = "ok"
-    if ort is not None:
+    if ort is not None and not from_ort:
         try:
             sess = ort.InferenceSession(model.SerializeToString(),
                                         providers=["CPUExecutionProvider"])
@@ -372,6 +394,75 @@ def main():
          {"axis": 0}, n_out=3, tol=EXACT)
     case("split_num_outputs_f32", "Split", [floats((2, 7))], {"axis": 1, "num_outputs": 3},
          n_out=3, tol=EXACT)
+
+    # Convolution, pooling, batch norm (NCW / NCHW).
+    case("conv2d_basic_f32", "Conv", [floats((1, 2, 5, 5)), floats((3, 2, 3, 3)), floats((3,))])
+    case("conv2d_pads_strides_f32", "Conv", [floats((2, 2, 6, 7)), floats((4, 2, 3, 2))],
+         {"pads": [1, 0, 2, 1], "strides": [2, 1]})
+    case("conv2d_dilated_group_f64", "Conv",
+         [floats((1, 4, 7, 7), np.float64), floats((6, 2, 2, 3), np.float64),
+          floats((6,), np.float64)], {"dilations": [2, 1], "group": 2, "pads": [1, 1, 1, 1]})
+    case("conv2d_depthwise_f32", "Conv", [floats((1, 3, 4, 4)), floats((3, 1, 3, 3))],
+         {"group": 3, "pads": [1, 1, 1, 1]})
+    for mode in ["SAME_UPPER", "SAME_LOWER", "VALID"]:
+        case(f"conv2d_auto_{mode.lower()}_f32", "Conv", [floats((1, 1, 5, 6)),
+                                                         floats((2, 1, 2, 3))],
+             {"auto_pad": mode, "strides": [2, 2]})
+    case("conv1d_f32", "Conv", [floats((2, 3, 9)), floats((4, 3, 3)), floats((4,))],
+         {"pads": [2, 1], "strides": [2], "dilations": [2]})
+    case("conv1d_same_lower_f64", "Conv", [floats((1, 2, 8), np.float64),
+                                           floats((2, 2, 4), np.float64)],
+         {"auto_pad": "SAME_LOWER"})
+    case("convtranspose2d_f32", "ConvTranspose", [floats((1, 2, 3, 3)), floats((2, 3, 3, 3)),
+                                                  floats((3,))], {"strides": [2, 2]})
+    case("convtranspose2d_pads_outpad_f32", "ConvTranspose",
+         [floats((1, 2, 4, 3)), floats((2, 2, 3, 2))],
+         {"strides": [2, 3], "pads": [1, 0, 1, 1], "output_padding": [1, 2]})
+    case("convtranspose2d_output_shape_f32", "ConvTranspose",
+         [floats((1, 1, 3, 3)), floats((1, 2, 3, 3))],
+         {"strides": [2, 2], "output_shape": [5, 7]}, from_ort=True,
+         note="expected from onnxruntime: the reference evaluator ignores output_shape "
+              "when it derives the pads and fails")
+    case("convtranspose2d_group_dilated_f32", "ConvTranspose",
+         [floats((1, 4, 3, 3)), floats((4, 1, 2, 2))],
+         {"group": 2, "dilations": [2, 2]}, from_ort=True,
+         note="expected from onnxruntime: the reference evaluator's ConvTranspose does not "
+              "take group > 1")
+    case("convtranspose1d_same_upper_f32", "ConvTranspose",
+         [floats((1, 2, 5)), floats((2, 3, 3))], {"strides": [2], "auto_pad": "SAME_UPPER"})
+    case("maxpool2d_f32", "MaxPool", [floats((1, 2, 5, 5), edge=True)],
+         {"kernel_shape": [2, 2], "strides": [2, 2]}, tol=EXACT)
+    def nan_wins(attrs):
+        """The max pool with NaN winning: a window holding a NaN gives NaN."""
+        def fix(ins, want):
+            flag = np.isnan(ins[0]).astype(ins[0].dtype)
+            hit = ref_run("MaxPool", [flag], attrs)[0]
+            return [np.where(hit == 1, np.nan, want[0]).astype(want[0].dtype)]
+        return fix
+
+    pool_attrs = {"kernel_shape": [3, 2], "pads": [1, 1, 1, 0], "dilations": [1, 2]}
+    case("maxpool2d_pads_dil_f64", "MaxPool", [floats((2, 1, 6, 7), np.float64, edge=True)],
+         pool_attrs, tol=EXACT, fix=nan_wins(pool_attrs),
+         note="a window holding a NaN gives NaN (gpukit's max_nan, as ReduceMax's reference); "
+              "the reference's MaxPool skips NaN")
+    case("maxpool2d_ceil_f32", "MaxPool", [floats((1, 1, 6, 7))],
+         {"kernel_shape": [3, 3], "strides": [2, 2], "ceil_mode": 1}, tol=EXACT)
+    case("maxpool2d_ceil_pads_f32", "MaxPool", [floats((1, 2, 5, 5))],
+         {"kernel_shape": [2, 2], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1},
+         tol=EXACT)
+    case("maxpool2d_same_upper_f32", "MaxPool", [floats((1, 1, 5, 6))],
+         {"kernel_shape": [3, 2], "strides": [2, 2], "auto_pad": "SAME_UPPER"}, tol=EXACT)
+    case("maxpool1d_f32", "MaxPool", [floats((2, 2, 9))],
+         {"kernel_shape": [3], "strides": [2], "pads": [1, 1]}, tol=EXACT)
+    case("globalaveragepool_f32", "GlobalAveragePool", [floats((2, 3, 4, 5))])
+    case("globalaveragepool_1d_f64", "GlobalAveragePool", [floats((1, 2, 7), np.float64)])
+    case("globalmaxpool_f32", "GlobalMaxPool", [floats((2, 2, 3, 3), edge=True)], tol=EXACT)
+    case("batchnorm_f32", "BatchNormalization",
+         [floats((2, 3, 4, 2)), floats((3,)), floats((3,)), floats((3,)),
+          floats((3,), lo=0.1, hi=2.0)], {"epsilon": 1e-5})
+    case("batchnorm_2d_f64", "BatchNormalization",
+         [floats((4, 5), np.float64), floats((5,), np.float64), floats((5,), np.float64),
+          floats((5,), np.float64), floats((5,), np.float64, lo=0.5, hi=1.5)])
 
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:
         f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"

@@ -25,6 +25,7 @@ pub mod io;
 mod layout;
 mod mask;
 mod math;
+mod nn;
 mod reduce;
 mod view;
 
@@ -33,6 +34,7 @@ use std::sync::Arc;
 use gpukit_core::{Buf, DType, Element, Error, Kit, Result};
 
 pub use layout::broadcast_shapes;
+pub use nn::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions};
 pub use reduce::ReduceOp;
 
 /// An n-dimensional array on a kit's device: a shared buffer plus dims, element strides

@@ -14,7 +14,7 @@ use crate::layout::{self, shape_err};
 
 impl Tensor {
     /// A fresh contiguous output of `dims` and `dtype` on this tensor's kit.
-    fn alloc_like(&self, dims: &[usize], dtype: DType) -> Result<Tensor> {
+    pub(crate) fn alloc_like(&self, dims: &[usize], dtype: DType) -> Result<Tensor> {
         let n = layout::numel("alloc", dims)?;
         Ok(Tensor::contiguous_from(
             self.kit.alloc(dtype, n)?,

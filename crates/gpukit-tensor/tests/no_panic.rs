@@ -121,4 +121,63 @@ proptest! {
         let w = Tensor::ones(&kit, &[d.last().copied().unwrap_or(1)], DType::F32).unwrap();
         check(t.layer_norm(&w, &w, 1e-5))?;
     }
+
+    #[test]
+    fn conv_and_pool_never_panic(
+        xd in prop::collection::vec(0usize..5, 1..6),
+        wd in prop::collection::vec(0usize..4, 1..6),
+        strides in prop::collection::vec(0usize..3, 0..3),
+        dilations in prop::collection::vec(0usize..3, 0..3),
+        pads in prop::collection::vec(0usize..3, 0..5),
+        mode in 0usize..5,
+        groups in 0usize..3,
+        ceil_mode: bool,
+        out_shape in prop::option::of(prop::collection::vec(0usize..9, 1..3)),
+    ) {
+        use gpukit_tensor::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions};
+        let kit = gpukit::cpu().unwrap();
+        let x = Tensor::from_slice(&kit, &values(xd.iter().product(), 3), &xd).unwrap();
+        let w = Tensor::from_slice(&kit, &values(wd.iter().product(), 4), &wd).unwrap();
+        let padding = match mode {
+            0 => Padding::Explicit(pads.clone()),
+            1 => Padding::Valid,
+            2 => Padding::SameUpper,
+            3 => Padding::SameLower,
+            _ => Padding::Explicit(Vec::new()),
+        };
+        let conv = ConvOptions {
+            strides: strides.clone(),
+            dilations: dilations.clone(),
+            padding: padding.clone(),
+            groups,
+        };
+        if let Ok(y) = x.conv(&w, None, &conv) {
+            prop_assert_eq!(y.rank(), x.rank());
+            prop_assert_eq!(y.to_vec::<f32>().unwrap().len(), y.numel());
+        }
+        let ct = ConvTransposeOptions {
+            strides: strides.clone(),
+            dilations: dilations.clone(),
+            padding: padding.clone(),
+            output_padding: Vec::new(),
+            output_shape: out_shape,
+            groups,
+        };
+        if let Ok(y) = x.conv_transpose(&w, None, &ct) {
+            prop_assert_eq!(y.rank(), x.rank());
+        }
+        let pool = PoolOptions {
+            kernel: wd.clone(),
+            strides,
+            dilations,
+            padding,
+            ceil_mode,
+        };
+        if let Ok(y) = x.max_pool(&pool) {
+            prop_assert_eq!(y.rank(), x.rank());
+            prop_assert_eq!(&y.dims()[..2], &x.dims()[..2]);
+        }
+        let _ = x.global_avg_pool();
+        let _ = x.global_max_pool();
+    }
 }

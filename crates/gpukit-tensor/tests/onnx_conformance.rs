@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use gpukit_core::{DType, Kit};
 use gpukit_ops::{BinaryOp, CmpOp, LogicOp, UnaryOp};
-use gpukit_tensor::{ReduceOp, Tensor};
+use gpukit_tensor::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions, ReduceOp, Tensor};
 
 /// Cases the tensor API cannot run yet, with the reason (docs/onnx.md, "Exceptions").
 const UNSUPPORTED: &[(&str, &str)] = &[];
@@ -215,6 +215,22 @@ fn reduce_op(op: &str) -> Option<ReduceOp> {
         "ReduceL2" => ReduceOp::L2,
         "ReduceLogSumExp" => ReduceOp::LogSumExp,
         _ => return None,
+    })
+}
+
+/// An optional int-list attribute as sizes (empty when absent).
+fn usizes(v: Option<Vec<i64>>) -> Vec<usize> {
+    v.unwrap_or_default().iter().map(|&i| i as usize).collect()
+}
+
+/// ONNX `auto_pad` plus `pads` as a [`Padding`].
+fn padding(c: &Case) -> std::result::Result<Padding, Fail> {
+    Ok(match c.string("auto_pad", "NOTSET").as_str() {
+        "NOTSET" => Padding::Explicit(usizes(c.ints("pads"))),
+        "VALID" => Padding::Valid,
+        "SAME_UPPER" => Padding::SameUpper,
+        "SAME_LOWER" => Padding::SameLower,
+        other => return Err(Fail::Unsupported(format!("auto_pad = {other}"))),
     })
 }
 
@@ -441,6 +457,41 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
                 .into_iter()
                 .map(|p| p.contiguous())
                 .collect::<gpukit_core::Result<Vec<_>>>()?
+        }
+        "Conv" => {
+            let o = ConvOptions {
+                strides: usizes(c.ints("strides")),
+                dilations: usizes(c.ints("dilations")),
+                padding: padding(c)?,
+                groups: c.int("group", 1) as usize,
+            };
+            vec![req(0).conv(req(1), x.get(2).and_then(|v| v.as_ref()), &o)?]
+        }
+        "ConvTranspose" => {
+            let o = ConvTransposeOptions {
+                strides: usizes(c.ints("strides")),
+                dilations: usizes(c.ints("dilations")),
+                padding: padding(c)?,
+                output_padding: usizes(c.ints("output_padding")),
+                output_shape: c.ints("output_shape").map(|v| usizes(Some(v))),
+                groups: c.int("group", 1) as usize,
+            };
+            vec![req(0).conv_transpose(req(1), x.get(2).and_then(|v| v.as_ref()), &o)?]
+        }
+        "MaxPool" => {
+            let o = PoolOptions {
+                kernel: usizes(c.ints("kernel_shape")),
+                strides: usizes(c.ints("strides")),
+                dilations: usizes(c.ints("dilations")),
+                padding: padding(c)?,
+                ceil_mode: c.int("ceil_mode", 0) != 0,
+            };
+            vec![req(0).max_pool(&o)?]
+        }
+        "GlobalAveragePool" => vec![req(0).global_avg_pool()?],
+        "GlobalMaxPool" => vec![req(0).global_max_pool()?],
+        "BatchNormalization" => {
+            vec![req(0).batch_norm(req(1), req(2), req(3), req(4), c.float("epsilon", 1e-5))?]
         }
         other => return Err(Fail::Unsupported(format!("op {other} is not mapped"))),
     })
