@@ -2,6 +2,7 @@
 
 use rayon::prelude::*;
 
+use crate::counters::Counters;
 use crate::error::{EmuError, ErrorKind};
 use crate::exec::{LaunchCtx, Scratch, Stats, run_block};
 use crate::memory::GlobalMemory;
@@ -102,6 +103,9 @@ pub struct EmuOptions {
     /// [`ErrorKind::StepLimit`] fault naming the kernel, the block and the instruction;
     /// `None`: no limit. On by default ([`DEFAULT_MAX_STEPS_PER_BLOCK`]).
     pub max_steps_per_block: Option<u64>,
+    /// Count instructions by class, global sectors and shared wavefronts per launch
+    /// ([`LaunchStats::counters`]); off by default (it costs time, nothing when off).
+    pub counters: bool,
 }
 
 /// The default step limit of a block: 2^30 warp instructions, far above what any
@@ -116,6 +120,7 @@ impl Default for EmuOptions {
             memcheck: true,
             racecheck: true,
             max_steps_per_block: Some(DEFAULT_MAX_STEPS_PER_BLOCK),
+            counters: false,
         }
     }
 }
@@ -128,6 +133,7 @@ impl EmuOptions {
             memcheck: false,
             racecheck: false,
             max_steps_per_block: Some(DEFAULT_MAX_STEPS_PER_BLOCK),
+            counters: false,
         }
     }
 }
@@ -147,6 +153,8 @@ pub struct LaunchStats {
     /// `div.full` ...). PTX bounds only their error, so their results may differ from a
     /// GPU's in the last bits; a non-zero count means the launch is not bit-exact.
     pub approx_instructions: u64,
+    /// The performance counters, when [`EmuOptions::counters`] was on.
+    pub counters: Option<Counters>,
 }
 
 fn dim_ok(g: (u32, u32, u32), max: (u32, u32, u32)) -> bool {
@@ -248,6 +256,7 @@ pub fn launch(
         dyn_shared: dynamic,
         racecheck: opts.racecheck,
         max_steps: opts.max_steps_per_block,
+        counters: opts.counters,
     };
     let nblocks = u64::from(grid.0) * u64::from(grid.1) * u64::from(grid.2);
     // The lowest failing block so far: blocks above it need not run.
@@ -261,6 +270,17 @@ pub fn launch(
         a.stats.warp_insts += b.stats.warp_insts;
         a.stats.thread_insts += b.stats.thread_insts;
         a.stats.approx += b.stats.approx;
+        a.stats.tally = match (a.stats.tally.take(), b.stats.tally) {
+            (Some(mut x), Some(y)) => {
+                x.c.add(&y.c);
+                x.sectors.extend_from_slice(&y.sectors);
+                if x.sectors.len() > 1 << 16 {
+                    x.compact();
+                }
+                Some(x)
+            }
+            (x, y) => x.or(y),
+        };
         a.err = match (a.err, b.err) {
             (Some(x), Some(y)) => Some(if x.0 <= y.0 { x } else { y }),
             (x, y) => x.or(y),
@@ -288,12 +308,18 @@ pub fn launch(
     if let Some((_, e)) = acc.err {
         return Err(e);
     }
+    let counters = acc.stats.tally.map(|mut t| {
+        t.compact();
+        t.c.unique_sectors = t.sectors.len() as u64;
+        t.c
+    });
     let stats = LaunchStats {
         blocks: nblocks,
         threads: nblocks * u64::from(nthreads),
         warp_instructions: acc.stats.warp_insts,
         thread_instructions: acc.stats.thread_insts,
         approx_instructions: acc.stats.approx,
+        counters,
     };
     Ok(stats)
 }

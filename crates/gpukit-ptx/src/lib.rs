@@ -63,6 +63,7 @@
 
 mod alu;
 mod ast;
+mod counters;
 mod decode;
 mod error;
 mod exec;
@@ -74,6 +75,7 @@ mod module;
 mod parse;
 mod program;
 
+pub use counters::{CLASSES, Counters, InstClass, SECTOR_BYTES};
 pub use error::{EmuError, ErrorKind, InstrRef, ParseError, RaceKind, Space};
 pub use launch::{
     DEFAULT_MAX_STEPS_PER_BLOCK, EmuOptions, LaunchStats, MAX_MODULE_VAR_BYTES, MAX_SHARED_BYTES,

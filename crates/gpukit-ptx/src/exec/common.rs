@@ -2,6 +2,7 @@
 //! SIMT lane groups), faults, racecheck state, and the lane helpers every family uses.
 
 use crate::alu::Lanes;
+use crate::counters::Tally;
 use crate::error::ErrorKind;
 use crate::memory::GlobalMemory;
 use crate::program::*;
@@ -22,14 +23,18 @@ pub(crate) struct LaunchCtx<'a> {
     pub dyn_shared: u32,
     pub racecheck: bool,
     pub max_steps: Option<u64>,
+    /// Performance counters on (`EmuOptions::counters`).
+    pub counters: bool,
 }
 
 /// Counters of one block.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Stats {
     pub warp_insts: u64,
     pub thread_insts: u64,
     pub approx: u64,
+    /// The performance counters, when the launch asked for them.
+    pub tally: Option<Box<Tally>>,
 }
 
 /// A failure inside a block, before it is placed (thread, instruction).

@@ -6,6 +6,7 @@ use crate::error::{ErrorKind, InstrRef, Space};
 use crate::program::*;
 
 use super::common::*;
+use crate::counters::{Access, InstClass};
 
 fn space_of(r: Res) -> Space {
     match r {
@@ -205,6 +206,94 @@ impl Block<'_, '_> {
         }
     }
 
+    /// Counts a fast-path access (every lane global, or every lane constant).
+    fn tally_fast(
+        &mut self,
+        exec: u32,
+        space: MemSpace,
+        addrs: &[u64; 32],
+        total: u32,
+        store: bool,
+    ) {
+        let Some(t) = self.stats.tally.as_deref_mut() else {
+            return;
+        };
+        let mut lanes = [(0u64, 0u32); 32];
+        let mut k = 0;
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            lanes[k] = (addrs[l], total);
+            k += 1;
+        }
+        if space == MemSpace::Const {
+            t.class(InstClass::ParamConst, k as u64);
+        } else {
+            let kind = if store {
+                Access::GlobalStore
+            } else {
+                Access::GlobalLoad
+            };
+            t.access(kind, &lanes[..k]);
+        }
+    }
+
+    /// Counts a lane-by-lane access by the spaces its lanes resolved to (one request
+    /// per space a warp touched).
+    fn tally_seen(&mut self, seen: &Seen, space: MemSpace, store: bool) {
+        let Some(t) = self.stats.tally.as_deref_mut() else {
+            return;
+        };
+        if seen.lanes().is_empty() {
+            // Every lane predicated off: a warp instruction, no request.
+            let class = match (space, store) {
+                (MemSpace::Shared, false) => InstClass::SharedLoad,
+                (MemSpace::Shared, true) => InstClass::SharedStore,
+                (MemSpace::Local, _) => InstClass::Local,
+                (MemSpace::Const | MemSpace::KParam, _) => InstClass::ParamConst,
+                (_, false) => InstClass::GlobalLoad,
+                (_, true) => InstClass::GlobalStore,
+            };
+            t.class(class, 0);
+            return;
+        }
+        for res in [Res::Global, Res::Shared, Res::Local, Res::Const, Res::Param] {
+            let lanes: Vec<(u64, u32)> = seen
+                .lanes()
+                .iter()
+                .filter(|(r, _, _)| *r == res)
+                .map(|&(_, a, b)| (a, b))
+                .collect();
+            if lanes.is_empty() {
+                continue;
+            }
+            match res {
+                Res::Global => t.access(
+                    if store {
+                        Access::GlobalStore
+                    } else {
+                        Access::GlobalLoad
+                    },
+                    &lanes,
+                ),
+                Res::Shared => t.access(
+                    if store {
+                        Access::SharedStore
+                    } else {
+                        Access::SharedLoad
+                    },
+                    &lanes,
+                ),
+                Res::Local => {
+                    t.class(InstClass::Local, lanes.len() as u64);
+                    t.c.local_requests += 1;
+                }
+                Res::Const | Res::Param => t.class(InstClass::ParamConst, lanes.len() as u64),
+            }
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub(super) fn exec_ld(
         &mut self,
@@ -241,14 +330,17 @@ impl Block<'_, '_> {
                     }
                 }
             }
+            self.tally_fast(exec, space, &addrs, total, false);
             return Ok(());
         }
+        let mut seen = Seen::new(self.stats.tally.is_some());
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros();
             m &= m - 1;
             let a = Self::lane_addr(&self.warps[wi], addr, l as usize);
             let (res, off) = self.check_access(wi, pc, l, space, a, total, false)?;
+            seen.push(res, off, total);
             for k in 0..usize::from(n) {
                 let v = self.load_at(
                     wi,
@@ -269,6 +361,7 @@ impl Block<'_, '_> {
                 }
             }
         }
+        self.tally_seen(&seen, space, false);
         Ok(())
     }
 
@@ -298,14 +391,17 @@ impl Block<'_, '_> {
                     mem.store(addrs[l] + (k as u64) * u64::from(size), size, v);
                 }
             }
+            self.tally_fast(exec, space, &addrs, total, true);
             return Ok(());
         }
+        let mut seen = Seen::new(self.stats.tally.is_some());
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros();
             m &= m - 1;
             let a = Self::lane_addr(&self.warps[wi], addr, l as usize);
             let (res, off) = self.check_access(wi, pc, l, space, a, total, true)?;
+            seen.push(res, off, total);
             for k in 0..usize::from(n) {
                 let v = self.warps[wi].regs[srcs[k] as usize][l as usize];
                 self.store_at(
@@ -318,6 +414,7 @@ impl Block<'_, '_> {
                 );
             }
         }
+        self.tally_seen(&seen, space, true);
         Ok(())
     }
 
@@ -334,6 +431,8 @@ impl Block<'_, '_> {
     ) -> Result<(), Fault> {
         let size = u32::from(size);
         let n_src = src_size.unwrap_or(size);
+        let on = self.stats.tally.is_some();
+        let (mut src_seen, mut dst_seen) = (Seen::new(on), Seen::new(on));
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros();
@@ -346,6 +445,8 @@ impl Block<'_, '_> {
                 (Res::Global, sa)
             };
             let (_, doff) = self.check_access(wi, pc, l, MemSpace::Shared, da, size, true)?;
+            src_seen.push(Res::Global, soff, n_src);
+            dst_seen.push(Res::Shared, doff, size);
             for k in 0..size {
                 let v = if k < n_src {
                     self.ctx.mem.load(soff + u64::from(k), 1)
@@ -354,6 +455,20 @@ impl Block<'_, '_> {
                 };
                 self.shared[(doff + u64::from(k)) as usize] = v as u8;
             }
+        }
+        if let Some(t) = self.stats.tally.as_deref_mut() {
+            // One async-copy instruction: its global reads (only lanes that read
+            // bytes) and its shared writes.
+            t.class(InstClass::AsyncCopy, u64::from(exec.count_ones()));
+            let reads: Vec<(u64, u32)> = src_seen
+                .lanes()
+                .iter()
+                .filter(|l| l.2 > 0)
+                .map(|l| (l.1, l.2))
+                .collect();
+            t.traffic(Access::GlobalLoad, &reads);
+            let writes: Vec<(u64, u32)> = dst_seen.lanes().iter().map(|l| (l.1, l.2)).collect();
+            t.traffic(Access::SharedStore, &writes);
         }
         Ok(())
     }
@@ -372,6 +487,7 @@ impl Block<'_, '_> {
         c: u32,
     ) -> Result<(), Fault> {
         let size = u32::from(size);
+        let mut seen = Seen::new(self.stats.tally.is_some());
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros();
@@ -437,6 +553,20 @@ impl Block<'_, '_> {
             if d != SINK {
                 self.warps[wi].regs[d as usize][l as usize] = old;
             }
+            seen.push(res, off, size);
+        }
+        if let Some(t) = self.stats.tally.as_deref_mut() {
+            t.class(InstClass::Atomic, u64::from(exec.count_ones()));
+            if exec != 0 {
+                t.c.atomic_requests += 1;
+            }
+            let global: Vec<(u64, u32)> = seen
+                .lanes()
+                .iter()
+                .filter(|l| l.0 == Res::Global)
+                .map(|l| (l.1, l.2))
+                .collect();
+            t.touch(&global);
         }
         Ok(())
     }
@@ -499,4 +629,30 @@ fn atom_apply(op: AtomOp, size: u32, global: bool, old: u64, b: u64, c: u64) -> 
         AtomOp::MinS => s(old).min(s(b)) as u64,
         AtomOp::MaxS => s(old).max(s(b)) as u64,
     })
+}
+
+/// The resolved (space, offset, bytes) of each lane of a lane-by-lane access, kept only
+/// when counters are on (no allocation otherwise).
+pub(super) struct Seen {
+    lanes: Option<Vec<(Res, u64, u32)>>,
+}
+
+impl Seen {
+    pub(super) fn new(on: bool) -> Seen {
+        Seen {
+            lanes: on.then(|| Vec::with_capacity(32)),
+        }
+    }
+
+    #[inline]
+    pub(super) fn push(&mut self, res: Res, off: u64, bytes: u32) {
+        if let Some(v) = self.lanes.as_mut() {
+            v.push((res, off, bytes));
+        }
+    }
+
+    /// The recorded lanes (empty when counters are off).
+    pub(super) fn lanes(&self) -> &[(Res, u64, u32)] {
+        self.lanes.as_deref().unwrap_or(&[])
+    }
 }

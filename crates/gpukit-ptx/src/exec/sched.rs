@@ -37,10 +37,18 @@ pub(crate) fn run_block(
         arrivals: [0; 16],
         arrive_count: [None; 16],
         steps: 0,
-        stats: Stats::default(),
+        stats: Stats {
+            tally: ctx.counters.then(Box::default),
+            ..Stats::default()
+        },
     };
     match b.run() {
-        Ok(()) => Ok(b.stats),
+        Ok(()) => {
+            if let Some(t) = b.stats.tally.as_deref_mut() {
+                t.compact();
+            }
+            Ok(b.stats)
+        }
         Err(f) => Err(b.report(f, kernel)),
     }
 }

@@ -58,6 +58,15 @@ impl Block<'_, '_> {
             w.clock += 1;
             self.stats.warp_insts += 1;
             self.stats.thread_insts += u64::from(exec.count_ones());
+            if let Some(t) = self.stats.tally.as_deref_mut() {
+                t.inst(&inst.op, exec);
+                match inst.op {
+                    Op::Bra { .. } => t.branch(w.group, exec),
+                    // An indirect branch counts; its divergence is not classified.
+                    Op::Brx { .. } => t.branch(exec, exec),
+                    _ => {}
+                }
+            }
             match &inst.op {
                 Op::Alu { f, d, s } => {
                     if exec != 0 {
