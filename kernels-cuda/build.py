@@ -16,6 +16,7 @@ not depend on the machine: two runs give byte-identical PTX.
 import ctypes
 import difflib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -90,6 +91,52 @@ def build(out_dir, only=None):
             f.write(ptx)
 
 
+RESOURCES = os.path.join(HERE, "ptx", "resources.tsv")
+RESOURCES_HEADER = ("# ptxas -v per kernel (kernels-cuda/build.py --resources; checked by --check):\n"
+                    "# arch\tkernel\tregisters\tstatic_shared_bytes\tstack_bytes\tspill_stores\t"
+                    "spill_loads\n")
+
+
+def ptxas_info(ptx_path, arch):
+    """Runs ptxas -v on one module; returns (rows, log). Each row is
+    (arch, kernel, registers, static shared bytes, stack bytes, spill stores, spill loads)."""
+    r = subprocess.run([PTXAS, f"-arch={arch}", "-v", "--warn-on-spills", "--warning-as-error",
+                        ptx_path, "-o", os.devnull], capture_output=True, text=True)
+    log = r.stdout + r.stderr
+    if r.returncode != 0:
+        print(log)
+        sys.exit(f"ptxas -arch={arch} failed on {ptx_path}")
+    rows = []
+    cur = None
+    for line in log.splitlines():
+        m = re.search(r"Compiling entry function '([^']+)'", line)
+        if m:
+            cur = [arch, m.group(1), 0, 0, 0, 0, 0]
+            rows.append(cur)
+            continue
+        if cur is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m:
+            cur[4], cur[5], cur[6] = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            cur[2] = int(m.group(1))
+            sm = re.search(r"(\d+) bytes smem", line)
+            cur[3] = int(sm.group(1)) if sm else 0
+    return rows, log
+
+
+def resources_text(ptx_dir):
+    rows = []
+    for f in sorted(os.listdir(ptx_dir)):
+        if f.endswith(".ptx"):
+            for arch in ARCHS:
+                rows.extend(ptxas_info(os.path.join(ptx_dir, f), arch)[0])
+    rows.sort(key=lambda r: (r[0], r[1]))
+    return RESOURCES_HEADER + "".join("\t".join(str(x) for x in r) + "\n" for r in rows)
+
+
 def check():
     committed = os.path.join(HERE, "ptx")
     with tempfile.TemporaryDirectory() as tmp:
@@ -110,25 +157,33 @@ def check():
         if not ok:
             sys.exit("kernels-cuda/ptx is not what the sources give: run python3 kernels-cuda/build.py and commit")
         print(f"PTX reproducible: {len(fresh)} modules match the committed files")
+    rows = []
     for f in sorted(os.listdir(committed)):
         if not f.endswith(".ptx"):
             continue
         for arch in ARCHS:
-            r = subprocess.run([PTXAS, f"-arch={arch}", "-v", "--warn-on-spills", "--warning-as-error",
-                                os.path.join(committed, f), "-o", os.devnull],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                print(r.stdout + r.stderr)
-                sys.exit(f"ptxas -arch={arch} failed on {f}")
-            spills = [l for l in (r.stdout + r.stderr).splitlines() if "spill" in l and not " 0 bytes spill stores, 0 bytes spill loads" in l]
+            got, log = ptxas_info(os.path.join(committed, f), arch)
+            spills = [l for l in log.splitlines() if "spill" in l and not " 0 bytes spill stores, 0 bytes spill loads" in l]
             if spills:
                 print("\n".join(spills))
                 sys.exit(f"ptxas -arch={arch}: spills in {f}")
+            rows.extend(got)
         print(f"ptxas sm_80, sm_90: {f} assembles, no spills")
+    rows.sort(key=lambda r: (r[0], r[1]))
+    text = RESOURCES_HEADER + "".join("\t".join(str(x) for x in r) + "\n" for r in rows)
+    have = open(RESOURCES).read() if os.path.exists(RESOURCES) else ""
+    if have != text:
+        sys.exit("kernels-cuda/ptx/resources.tsv is not what ptxas reports: "
+                 "run python3 kernels-cuda/build.py --resources and commit")
+    print(f"resources.tsv matches ptxas: {len(rows)} kernel x arch rows")
 
 
 if __name__ == "__main__":
     if "--check" in sys.argv[1:]:
         check()
+    elif "--resources" in sys.argv[1:]:
+        with open(RESOURCES, "w") as f:
+            f.write(resources_text(os.path.join(HERE, "ptx")))
+        print(f"wrote {RESOURCES}")
     else:
         build(os.path.join(HERE, "ptx"), [a.removesuffix(".cu") for a in sys.argv[1:]])

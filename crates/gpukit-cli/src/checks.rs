@@ -18,7 +18,7 @@ fn label(c: &Check) -> String {
 /// filter (ASCII case-insensitive).
 ///
 /// Errors: a message naming the filter when it selects no check.
-fn select(args: &CheckArgs) -> Result<Vec<Check>, String> {
+pub(crate) fn select(args: &CheckArgs) -> Result<Vec<Check>, String> {
     let all = selftest::checks();
     let Some(f) = &args.filter else {
         return Ok(all);
@@ -38,7 +38,7 @@ fn select(args: &CheckArgs) -> Result<Vec<Check>, String> {
 }
 
 /// Runs `checks` on `kit` under a progress bar.
-fn run(kit: &Kit, seed: u64, checks: &[Check]) -> Vec<CheckResult> {
+pub(crate) fn run(kit: &Kit, seed: u64, checks: &[Check]) -> Vec<CheckResult> {
     let mut p = Progress::new(checks.len());
     selftest::run_checks(kit, seed, checks, |i, n, c| p.step(i, n, &label(c)))
 }

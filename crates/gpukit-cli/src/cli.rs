@@ -112,6 +112,19 @@ pub(crate) struct ProfileArgs {
     /// Also write a Chrome trace-event file to FILE (open it at https://ui.perfetto.dev)
     #[arg(long, value_name = "FILE")]
     pub(crate) trace: Option<String>,
+    /// Run on the PTX emulator with its performance counters and print the per-kernel
+    /// table: instructions, flops, DRAM bytes against the ideal, coalescing, bank
+    /// conflicts, occupancy and the estimated time on `--gpu`
+    #[arg(long)]
+    pub(crate) counters: bool,
+    /// The GPU of the estimate with --counters: a100, h100, h200, l4, rtx4090
+    #[arg(
+        long,
+        value_name = "GPU",
+        default_value = "h200",
+        requires = "counters"
+    )]
+    pub(crate) gpu: String,
 }
 
 #[cfg(test)]

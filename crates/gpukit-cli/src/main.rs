@@ -31,6 +31,8 @@ macro_rules! outln {
 mod bench;
 mod checks;
 mod cli;
+#[cfg(feature = "ptx-emu")]
+mod counters;
 mod devices;
 mod progress;
 
@@ -123,6 +125,13 @@ fn run(cli: Cli) -> ExitCode {
         Some(Command::Completions { shell }) => completions(*shell),
         Some(Command::Selftest(c)) => with_kit(g, |kit| Ok(checks::selftest(g, c, kit))),
         Some(Command::Bench(b)) => with_kit(g, |kit| bench::bench(g, b, kit)),
+        #[cfg(feature = "ptx-emu")]
+        Some(Command::Profile(p)) if p.counters => counters::profile_counters(g, p),
+        #[cfg(not(feature = "ptx-emu"))]
+        Some(Command::Profile(p)) if p.counters => {
+            eprintln!("gpukit: --counters needs the PTX emulator (feature `ptx-emu`)");
+            ExitCode::from(2)
+        }
         Some(Command::Profile(p)) => with_kit(g, |kit| checks::profile(g, p, kit)),
         None => with_kit(g, |kit| {
             if !g.json {

@@ -105,3 +105,65 @@ pub fn min_driver_for(isa: (u32, u32)) -> u32 {
         _ => 0,
     }
 }
+
+/// What `ptxas -v` reports for each shipped kernel on sm_80 and sm_90
+/// (`kernels-cuda/ptx/resources.tsv`, written by `kernels-cuda/build.py --resources` and
+/// checked against ptxas by `build.py --check`).
+pub const RESOURCES_TSV: &str = include_str!("../../../kernels-cuda/ptx/resources.tsv");
+
+/// One kernel's resources on one architecture, from [`RESOURCES_TSV`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelResources {
+    /// Registers per thread.
+    pub registers: u32,
+    /// Static shared memory per block, bytes.
+    pub static_shared: u32,
+    /// Stack frame per thread, bytes.
+    pub stack: u32,
+    /// Spill stores per thread, bytes.
+    pub spill_stores: u32,
+    /// Spill loads per thread, bytes.
+    pub spill_loads: u32,
+}
+
+/// The resources of `kernel` compiled for `arch` (`"sm_80"`, `"sm_90"`); `None` when
+/// the table has no such row (a user kernel, or another architecture).
+pub fn resources(kernel: &str, arch: &str) -> Option<KernelResources> {
+    RESOURCES_TSV
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            if f.len() != 7 || f[0] != arch || f[1] != kernel {
+                return None;
+            }
+            let n = |i: usize| f[i].parse::<u32>().ok();
+            Some(KernelResources {
+                registers: n(2)?,
+                static_shared: n(3)?,
+                stack: n(4)?,
+                spill_stores: n(5)?,
+                spill_loads: n(6)?,
+            })
+        })
+}
+
+#[cfg(test)]
+mod resource_tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_has_resources_on_both_architectures() {
+        for (family, text) in MODULES {
+            for e in entries(text) {
+                for arch in ["sm_80", "sm_90"] {
+                    let r = resources(&e.name, arch)
+                        .unwrap_or_else(|| panic!("{family}: {} has no {arch} row", e.name));
+                    assert!(r.registers > 0 && r.registers <= 255, "{}: {r:?}", e.name);
+                    assert_eq!((r.spill_stores, r.spill_loads), (0, 0), "{} spills", e.name);
+                }
+            }
+        }
+        assert_eq!(resources("no_such_kernel", "sm_80"), None);
+    }
+}

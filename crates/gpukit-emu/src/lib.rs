@@ -20,14 +20,21 @@ use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::ptr::NonNull;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use gpukit_core::{
     Backend, Buffer, Device, DeviceInfo, DevicePtr, Error, Kernel, KernelArg, KernelDef,
     LaunchConfig, Result,
 };
 use gpukit_cuda::plan::{self, PlanArg};
-use gpukit_ptx::{EmuOptions, GlobalMemory, Module, ParamValue};
+/// What `ptxas -v` reports for the shipped kernels (registers, static shared memory,
+/// stack, spills per architecture).
+pub use gpukit_cuda::ptx::{KernelResources, resources as kernel_resources};
+/// The emulator's options, per-launch statistics and performance counters.
+pub use gpukit_ptx::{CLASSES, Counters, EmuOptions, InstClass, LaunchStats, SECTOR_BYTES};
+use gpukit_ptx::{GlobalMemory, Module, ParamValue};
+
+pub mod perf;
 
 /// Alignment of every allocation (as the CPU backend, and more than any PTX access needs).
 pub const EMU_ALIGN: usize = 64;
@@ -109,6 +116,47 @@ pub struct EmuDevice {
     /// Each built-in module, parsed on first use.
     modules: Vec<OnceLock<std::result::Result<Arc<Module>, String>>>,
     options: EmuOptions,
+    /// Every launch's counters, when `options.counters` is on.
+    log: LaunchLog,
+}
+
+/// One launch the emulator ran with counters on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchRecord {
+    /// The kernel's entry name.
+    pub kernel: String,
+    /// Grid, blocks per axis.
+    pub grid: [u32; 3],
+    /// Block, threads per axis.
+    pub block: [u32; 3],
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_shared: u32,
+    /// The op's ideal DRAM traffic: the bytes of its buffer arguments (overlapping
+    /// ranges once), i.e. every input read once and every output written once.
+    pub ideal_bytes: u64,
+    /// What the launch did, counters included.
+    pub stats: LaunchStats,
+}
+
+/// A shared handle on an emulator's launch records (cheap to clone; the device keeps
+/// appending while a handle is held).
+#[derive(Debug, Clone, Default)]
+pub struct LaunchLog(Arc<Mutex<Vec<LaunchRecord>>>);
+
+impl LaunchLog {
+    /// Removes and returns every record so far, in launch order.
+    pub fn take(&self) -> Vec<LaunchRecord> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// A copy of every record so far.
+    pub fn snapshot(&self) -> Vec<LaunchRecord> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn push(&self, r: LaunchRecord) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(r);
+    }
 }
 
 impl Default for EmuDevice {
@@ -162,12 +210,20 @@ impl EmuDevice {
                 .map(|_| OnceLock::new())
                 .collect(),
             options,
+            log: LaunchLog::default(),
         }
     }
 
     /// The checks this device runs.
     pub fn options(&self) -> EmuOptions {
         self.options
+    }
+
+    /// The records of the launches run with counters on (empty unless
+    /// [`EmuOptions::counters`] is set); the handle stays valid after the device is
+    /// moved into a `Kit`.
+    pub fn launch_log(&self) -> LaunchLog {
+        self.log.clone()
     }
 
     /// The parsed built-in module holding `entry`.
@@ -290,6 +346,7 @@ impl EmuDevice {
             })?;
         let g = (cfg.grid.x, cfg.grid.y, cfg.grid.z);
         let b = (cfg.block.x, cfg.block.y, cfg.block.z);
+        let ideal_bytes: u64 = merged.iter().map(|&(lo, hi)| hi - lo).sum();
         gpukit_ptx::launch(
             module,
             entry,
@@ -300,7 +357,18 @@ impl EmuDevice {
             &mem,
             &self.options,
         )
-        .map(|_| ())
+        .map(|stats| {
+            if stats.counters.is_some() {
+                self.log.push(LaunchRecord {
+                    kernel: entry.to_string(),
+                    grid: [g.0, g.1, g.2],
+                    block: [b.0, b.1, b.2],
+                    dynamic_shared: u32::try_from(cfg.shared_bytes).unwrap_or(u32::MAX),
+                    ideal_bytes,
+                    stats,
+                });
+            }
+        })
         .map_err(|e| match e.kind {
             // What the kernel's own declarations refuse (.reqntid, .maxntid, its static
             // shared memory): still the launch, not the kernel's run.

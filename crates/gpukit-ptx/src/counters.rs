@@ -242,9 +242,10 @@ impl Counters {
         }
     }
 
-    /// Adds another launch's (or block's) sums; `unique_sectors` is not additive and is
-    /// left to the caller.
-    pub(crate) fn add(&mut self, o: &Counters) {
+    /// Adds another launch's (or block's) figures to these, field by field. For the
+    /// unique sectors this is the sum over launches (each launch fetching its own
+    /// sectors once); within a launch the emulator deduplicates across blocks itself.
+    pub fn add(&mut self, o: &Counters) {
         for i in 0..CLASSES {
             self.warp_insts[i] += o.warp_insts[i];
             self.thread_insts[i] += o.thread_insts[i];
@@ -258,6 +259,7 @@ impl Counters {
         self.global_store_sectors += o.global_store_sectors;
         self.global_load_bytes += o.global_load_bytes;
         self.global_store_bytes += o.global_store_bytes;
+        self.unique_sectors += o.unique_sectors;
         self.shared_load_requests += o.shared_load_requests;
         self.shared_store_requests += o.shared_store_requests;
         self.shared_load_wavefronts += o.shared_load_wavefronts;

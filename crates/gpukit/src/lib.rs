@@ -67,6 +67,11 @@ pub use gpukit_tensor::{self as tensor, Tensor};
 /// (`GPUKIT_CPU_SIMD=scalar|avx2|avx512`). Every level gives the same bits.
 #[cfg(feature = "cpu")]
 pub use gpukit_cpu::simd as cpu_simd;
+/// The PTX emulator backend itself (feature `ptx-emu`): its options (performance
+/// counters), its launch log, and the roofline estimate of a launch on a real GPU
+/// ([`emu::perf`]).
+#[cfg(feature = "ptx-emu")]
+pub use gpukit_emu as emu;
 
 /// The environment variable naming the device [`open_best`] opens (`cpu`, `cuda`,
 /// `cuda:1`).

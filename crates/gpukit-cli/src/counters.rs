@@ -1,0 +1,212 @@
+//! `gpukit profile --counters [--gpu NAME]`: the selftest workload on the PTX emulator
+//! with its performance counters, summed per kernel, and the roofline estimate of each
+//! kernel's launches on a real GPU (`gpukit::emu::perf`).
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use gpukit::emu::perf::{self, Bound, GpuSpec, LaunchShape};
+use gpukit::emu::{Counters, EmuDevice, EmuOptions, LaunchRecord};
+use gpukit::prelude::*;
+use serde_json::json;
+
+use crate::cli::{Global, ProfileArgs};
+
+/// One kernel's launches, summed.
+#[derive(Default)]
+struct Row {
+    calls: u64,
+    c: Counters,
+    ideal_bytes: u64,
+    est_seconds: f64,
+    /// Estimated seconds per limiting bound.
+    by_bound: [f64; 4],
+    registers: u32,
+    static_shared: u32,
+    occupancy_min: f64,
+}
+
+/// Sums the records per kernel with each launch's estimate on `gpu`.
+fn rows(records: &[LaunchRecord], gpu: &GpuSpec) -> BTreeMap<String, Row> {
+    let mut out: BTreeMap<String, Row> = BTreeMap::new();
+    for r in records {
+        let Some(c) = r.stats.counters else { continue };
+        let res = gpukit::emu::kernel_resources(&r.kernel, gpu.arch);
+        let (registers, static_shared) = res.map_or((0, 0), |x| (x.registers, x.static_shared));
+        let shape = LaunchShape {
+            blocks: r.stats.blocks,
+            threads_per_block: r.block.iter().product(),
+            registers,
+            shared_bytes: static_shared.saturating_add(r.dynamic_shared),
+        };
+        let e = perf::estimate(gpu, &shape, &c);
+        let row = out.entry(r.kernel.clone()).or_insert_with(|| Row {
+            occupancy_min: f64::INFINITY,
+            ..Row::default()
+        });
+        row.calls += 1;
+        row.c.add(&c);
+        row.ideal_bytes += r.ideal_bytes;
+        row.est_seconds += e.seconds;
+        row.by_bound[e.bound as usize] += e.seconds;
+        row.registers = registers;
+        row.static_shared = static_shared;
+        row.occupancy_min = row.occupancy_min.min(e.occupancy);
+    }
+    out
+}
+
+fn bound_of(row: &Row) -> Bound {
+    let i = (0..4)
+        .max_by(|&a, &b| row.by_bound[a].total_cmp(&row.by_bound[b]))
+        .unwrap_or(0);
+    [Bound::Compute, Bound::Dram, Bound::Shared, Bound::Issue][i]
+}
+
+fn human_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.2} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.1} kB", b / 1e3)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// The `--counters` form of `gpukit profile`; status 2 for another device or an
+/// unknown GPU, 1 when a check failed.
+pub(crate) fn profile_counters(g: &Global, args: &ProfileArgs) -> ExitCode {
+    if let Some(d) = &g.device
+        && !matches!(
+            d.to_ascii_lowercase().as_str(),
+            "ptx-emu" | "ptx-emu:0" | "emu"
+        )
+    {
+        eprintln!("gpukit: --counters runs on the PTX emulator (--device ptx-emu), not `{d}`");
+        return ExitCode::from(2);
+    }
+    let Some(gpu) = perf::gpu(&args.gpu) else {
+        let keys: Vec<&str> = perf::GPUS.iter().map(|g| g.key).collect();
+        eprintln!(
+            "gpukit: --gpu `{}` is not one of {}",
+            args.gpu,
+            keys.join(", ")
+        );
+        return ExitCode::from(2);
+    };
+    let checks = match crate::checks::select(&args.checks) {
+        Ok(c) => c,
+        Err(m) => {
+            eprintln!("gpukit: {m}");
+            return ExitCode::from(2);
+        }
+    };
+    let dev = EmuDevice::with_options(EmuOptions {
+        counters: true,
+        ..EmuDevice::new().options()
+    });
+    let log = dev.launch_log();
+    let kit = Kit::from_device(Box::new(dev));
+    let results = crate::checks::run(&kit, g.seed, &checks);
+    let records = log.take();
+    let rows = rows(&records, gpu);
+    let mut ranked: Vec<(&String, &Row)> = rows.iter().collect();
+    ranked.sort_by(|a, b| {
+        b.1.est_seconds
+            .total_cmp(&a.1.est_seconds)
+            .then(a.0.cmp(b.0))
+    });
+    let total: f64 = ranked.iter().map(|r| r.1.est_seconds).sum();
+    if g.json {
+        let kernels: Vec<_> = ranked
+            .iter()
+            .map(|(name, r)| {
+                json!({
+                    "kernel": name, "calls": r.calls,
+                    "warp_instructions": r.c.total_warp_insts(),
+                    "thread_instructions": r.c.total_thread_insts(),
+                    "flops_f32": r.c.flops_f32, "flops_f64": r.c.flops_f64,
+                    "flops_f16": r.c.flops_f16,
+                    "dram_bytes_lower": r.c.dram_bytes_lower(),
+                    "dram_bytes_upper": r.c.dram_bytes_upper(),
+                    "ideal_bytes": r.ideal_bytes,
+                    "sectors_per_request": r.c.sectors_per_request(),
+                    "coalescing": r.c.coalescing_efficiency(),
+                    "shared_wavefronts": r.c.shared_load_wavefronts + r.c.shared_store_wavefronts,
+                    "bank_conflicts_per_request": r.c.bank_conflicts_per_request(),
+                    "simt_efficiency": r.c.simt_efficiency(),
+                    "divergent_branches": r.c.divergent_branches,
+                    "local_requests": r.c.local_requests,
+                    "registers": r.registers, "static_shared": r.static_shared,
+                    "occupancy_min": r.occupancy_min,
+                    "estimated_s": r.est_seconds, "bound": bound_of(r).name(),
+                })
+            })
+            .collect();
+        outln!(
+            "{}",
+            json!({"device": "ptx-emu", "gpu": gpu.key, "gpu_name": gpu.name,
+                   "estimated_total_s": total, "kernels": kernels})
+        );
+    } else {
+        outln!(
+            "Estimated on {} ({} SMs, {} GB/s, {} TFLOP/s FP32): {:.1} us over {} launches",
+            gpu.name,
+            gpu.sms,
+            gpu.dram_gbps,
+            gpu.fp32_tflops,
+            total * 1e6,
+            records.len()
+        );
+        outln!(
+            "{:<32} {:>5} {:>10} {:>10} {:>10} {:>6} {:>6} {:>5} {:>4} {:>5} {:>9} {:>7}",
+            "kernel",
+            "calls",
+            "warp inst",
+            "dram",
+            "ideal",
+            "dram/i",
+            "coal",
+            "bank",
+            "regs",
+            "occ",
+            "est us",
+            "bound"
+        );
+        for (name, r) in &ranked {
+            let ratio = if r.ideal_bytes == 0 {
+                0.0
+            } else {
+                r.c.dram_bytes_lower() as f64 / r.ideal_bytes as f64
+            };
+            outln!(
+                "{:<32} {:>5} {:>10} {:>10} {:>10} {:>6.2} {:>6.2} {:>5.1} {:>4} {:>5.2} {:>9.2} {:>7}",
+                name,
+                r.calls,
+                r.c.total_warp_insts(),
+                human_bytes(r.c.dram_bytes_lower()),
+                human_bytes(r.ideal_bytes),
+                ratio,
+                r.c.coalescing_efficiency(),
+                r.c.bank_conflicts_per_request(),
+                r.registers,
+                r.occupancy_min,
+                r.est_seconds * 1e6,
+                bound_of(r).name()
+            );
+        }
+        outln!(
+            "dram: sectors touched (an ideal L2); ideal: the launches' buffer bytes; coal: \
+             useful bytes / sector bytes; bank: shared wavefronts beyond conflict-free per \
+             request; occ: the lowest occupancy of the kernel's launches (docs/emulator.md)"
+        );
+    }
+    if gpukit::selftest::failed(&results).is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
