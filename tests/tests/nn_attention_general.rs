@@ -412,7 +412,12 @@ fn onnx_fixed_cases() {
         v: vec![],
         mask: vec![],
     };
-    assert!(run(&kit, &c).unwrap().iter().all(|x| x.to_bits() == 0));
+    assert!(
+        run(&kit, &c)
+            .unwrap()
+            .iter()
+            .all(|x: &f32| x.to_bits() == 0)
+    );
 }
 
 fn expect_err(r: Result<()>, want: fn(&Error) -> bool, what: &str) {
@@ -481,8 +486,9 @@ fn bad_inputs() {
         |e| matches!(e, Error::Absent { .. }),
         "absent mask",
     );
+    let v8 = b(80);
     expect_err(
-        ops::attention_general(&kit, &o, &o, &k, &v, &none, &spec.with_v_head_dim(8)),
+        ops::attention_general(&kit, &q, &q, &k, &v8, &none, &spec.with_v_head_dim(8)),
         inv,
         "overlap",
     );

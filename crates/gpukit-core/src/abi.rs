@@ -221,7 +221,6 @@ pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
         .chain(conv::KERNELS)
         .chain(norm::KERNELS)
         .chain(attention::KERNELS)
-        .chain(attention::KERNELS_GENERAL)
         .chain(movement::KERNELS)
         .chain(cast::KERNELS)
         .chain(reduce_axes::KERNELS)

@@ -299,11 +299,16 @@ impl GeneralSpec {
     }
 }
 
-/// The general fused attention's kernel (joined into [`super::all_kernels`] after
-/// [`KERNELS`]): the online softmax of the module docs with per-query masks, a causal
+/// The general fused attention's kernel: the online softmax of the module docs with per-query masks, a causal
 /// flag, grouped K/V heads and a separate V width; see [`GeneralSpec`] for the argument
 /// meanings (`mask_kind` is [`MaskKind::code`], `causal` and `interleaved` 0 / 1,
 /// `msb, msh, msi` the mask strides). A row with no kept key writes `+0.0`.
+///
+/// Not yet joined into [`super::all_kernels`]: only the CPU backend implements it (the
+/// CUDA kernel, its PTX and the emulator check are still to come; the CUDA table, the
+/// PTX ABI test and `emu-check` require every table entry on every backend). The CPU
+/// registers it as an extra built-in; [`super::check::check_args`] has its extents for
+/// when it is joined, and the CPU kernel validates its arguments itself meanwhile.
 pub const KERNELS_GENERAL: &[KernelSig] = &[KernelSig {
     op: "attention_general",
     dtypes: FLOATS,
