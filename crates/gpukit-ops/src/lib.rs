@@ -13,6 +13,7 @@
 //! dtypes; comparisons, `where_` and logical ops on masks.
 
 mod attention;
+mod attention_general;
 mod cast;
 mod check;
 mod compare;
@@ -26,6 +27,7 @@ mod reduce;
 mod reduce_axes;
 
 pub use attention::*;
+pub use attention_general::*;
 pub use cast::cast;
 pub use check::numel;
 pub use compare::{CmpOp, LogicOp, compare, logical, logical_not, where_};

@@ -27,9 +27,30 @@ fn fused_row<R: Real>(
     mask: impl Fn(usize) -> Option<R>,
 ) -> Vec<R> {
     let drop_below = R::from_f64(MASK_DROP);
+    let key = |j: usize| match mask(j) {
+        Some(b) if b <= drop_below => None,
+        bias => Some(bias),
+    };
+    fused_row_keys(nkv, (hd, hd), scale, q, k, v, key).0
+}
+
+/// The contract's row algorithm with the keep decision given per key: `key(j)` is
+/// `None` when key `j` is dropped, `Some(bias)` when it is kept (`bias` added to the
+/// scaled score when present). `hd.0` is the Q/K width, `hd.1` the V width. Returns the
+/// `hd.1` outputs `acc / l` and whether any key was kept.
+pub(crate) fn fused_row_keys<R: Real>(
+    nkv: usize,
+    (hd, vd): (usize, usize),
+    scale: R,
+    q: impl Fn(usize) -> R,
+    k: impl Fn(usize, usize) -> R,
+    v: impl Fn(usize, usize) -> R,
+    key: impl Fn(usize) -> Option<Option<R>>,
+) -> (Vec<R>, bool) {
     let mut m = R::NEG_INFINITY;
     let mut l = R::ZERO;
-    let mut acc = vec![R::ZERO; hd];
+    let mut acc = vec![R::ZERO; vd];
+    let mut any = false;
 
     let tiles = nkv.div_ceil(KEY_TILE);
     for t in 0..tiles {
@@ -40,12 +61,10 @@ fn fused_row<R: Real>(
         //    it is never read and takes no part in anything below).
         let mut kept: Vec<(usize, R)> = Vec::new();
         for j in start..end {
-            let bias = mask(j);
-            if let Some(b) = bias
-                && b <= drop_below
-            {
+            let Some(bias) = key(j) else {
                 continue;
-            }
+            };
+            any = true;
             let mut s = R::ZERO;
             for d in 0..hd {
                 s = q(d).fma(k(j, d), s);
@@ -91,7 +110,7 @@ fn fused_row<R: Real>(
         m = m_new;
     }
 
-    acc.into_iter().map(|a| a / l).collect()
+    (acc.into_iter().map(|a| a / l).collect(), any)
 }
 
 /// Fused scaled-dot-product attention, head-major (the `attention` kernel with

@@ -30,6 +30,7 @@
 #![forbid(unsafe_code)]
 
 mod attention;
+mod attention_general;
 mod cast;
 mod compare;
 mod conv;
@@ -38,6 +39,7 @@ mod norm;
 mod reduce_axes;
 
 pub use attention::*;
+pub use attention_general::attention_general;
 pub use cast::cast;
 pub use compare::{compare, logical, where_};
 pub use conv::*;

@@ -19,6 +19,7 @@
 //! # Ok::<(), gpukit_core::Error>(())
 //! ```
 
+mod attention;
 mod index;
 #[cfg(feature = "io")]
 pub mod io;
@@ -33,6 +34,7 @@ use std::sync::Arc;
 
 use gpukit_core::{Buf, DType, Element, Error, Kit, Result};
 
+pub use attention::AttentionOptions;
 pub use layout::broadcast_shapes;
 pub use nn::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions};
 pub use reduce::ReduceOp;

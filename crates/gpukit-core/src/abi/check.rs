@@ -275,6 +275,24 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
                 c.need_prod(4, &[batch, heads / hpb, nkv])?;
             }
         }
+        "attention_general" => {
+            let spec = super::attention::general_spec_of(&s, 0.0)
+                .or_else(|(i, reason)| c.err(i, reason))?;
+            if let Some(reason) = spec.invalid() {
+                return c.err(12, reason);
+            }
+            let (q, k, v, o) = spec
+                .lens()
+                .ok_or(())
+                .or_else(|()| c.err(7, "the tensor sizes overflow".into()))?;
+            let m = spec
+                .mask_len()
+                .ok_or(())
+                .or_else(|()| c.err(15, "the mask extent overflows".into()))?;
+            for (i, len) in [(0, o), (1, q), (2, k), (3, v), (4, m)] {
+                c.need(i, len as u64)?;
+            }
+        }
         "attention_scores" => {
             let (has_mask, heads, n, nkv, hd, hpb) = (s[4], s[5], s[6], s[7], s[8], s[9]);
             c.need_prod(0, &[heads, n, nkv])?;

@@ -28,6 +28,27 @@ use super::{BQ, Rows, Scratch, load_row};
 use crate::args::RawBuf;
 use crate::vmath::LaneMath;
 
+/// Which keys a row keeps, and what is added to its scores.
+#[derive(Clone, Copy)]
+pub(super) enum MaskSrc<'a, T> {
+    /// Every key kept, nothing added.
+    None,
+    /// One additive row of `nkv` values shared by every query row of the task.
+    Row(&'a [T]),
+    /// One row per query: query `i`'s value of key `j` is `data[base + i·stride + j]`;
+    /// `additive` (`false`: boolean keep-flags).
+    PerRow {
+        /// The mask tensor.
+        data: &'a [T],
+        /// This (sequence, head)'s offset.
+        base: usize,
+        /// The query stride (0 broadcasts one row).
+        stride: usize,
+        /// Additive (`true`) or boolean (`false`).
+        additive: bool,
+    },
+}
+
 /// One fused task (see the module docs).
 pub(super) struct FusedTask<'a, T: FloatElement> {
     /// Queries (the whole tensor).
@@ -36,16 +57,20 @@ pub(super) struct FusedTask<'a, T: FloatElement> {
     pub(super) k: &'a [T],
     /// Values (the whole tensor).
     pub(super) v: &'a [T],
-    /// This (sequence, head)'s mask row of `nkv` values.
-    pub(super) mask: Option<&'a [T]>,
-    /// Where the queries/outputs and the keys/values of this (sequence, head) live.
-    pub(super) rows: (Rows, Rows),
+    /// This (sequence, head)'s mask.
+    pub(super) mask: MaskSrc<'a, T>,
+    /// Top-left causal masking (query `i` keeps keys `j <= i`).
+    pub(super) causal: bool,
+    /// A row that keeps no key writes `+0.0` (`false`: `acc / l`, NaN).
+    pub(super) zero_empty: bool,
+    /// Where the queries, keys, values and outputs of this (sequence, head) live.
+    pub(super) rows: [Rows; 4],
     /// The block's first row and its number of rows (`1..=BQ`).
     pub(super) block: (usize, usize),
     /// Keys per sequence.
     pub(super) nkv: usize,
-    /// Head width (`1..=256`).
-    pub(super) hd: usize,
+    /// Q/K head width and V/output head width (`1..=256`).
+    pub(super) hd: (usize, usize),
     /// The scale in the compute type.
     pub(super) scale: T::Real,
     /// The output tensor.
@@ -142,10 +167,12 @@ where
             k,
             v,
             mask,
-            rows: (qr, kr),
+            causal,
+            zero_empty,
+            rows: [qr, kr, vr, or],
             block: (i0, rows),
             nkv,
-            hd,
+            hd: (hd, vd),
             scale,
             out,
             w,
@@ -155,11 +182,11 @@ where
         let drop_below = <T::Real as Real>::from_f64(MASK_DROP);
         let wv = V::W;
         // Rows padded to the vector width and to the 4-row blocks (64 is a multiple of
-        // both, so `rp <= BQ`); head width padded to the vector width.
+        // both, so `rp <= BQ`); V's head width padded to the vector width.
         let rp = round_up(rows, wv.max(4));
         let ld = rp;
-        let hdp = round_up(hd, wv);
-        w.ensure(BQ, hd, hdp);
+        let vdp = round_up(vd, wv);
+        w.ensure(BQ, hd.max(vd), vdp);
 
         // Queries, transposed: qt[d][r]; padded rows are zero.
         let qt = &mut w.qt[..hd * ld];
@@ -176,65 +203,127 @@ where
                 }
             }
         }
-        // K and V as the compute type, when they are (f32, f64) and the head width
+        // K and V as the compute type, when they are (f32, f64) and V's head width
         // needs no padding.
         let direct = (std::any::TypeId::of::<T>() == std::any::TypeId::of::<T::Real>()
-            && hd == hdp)
+            && vd == vdp)
             .then(|| (k.as_ptr().cast::<T::Real>(), v.as_ptr().cast::<T::Real>()));
-        w.acc[..rp * hdp].fill(zero);
+        w.acc[..rp * vdp].fill(zero);
         w.m[..rp].fill(ninf);
         w.l[..rp].fill(zero);
+        w.any[..rp].fill(false);
+        let per_row = matches!(mask, MaskSrc::PerRow { .. });
+        let row_bias = match mask {
+            MaskSrc::PerRow { additive, .. } => additive,
+            _ => false,
+        };
+        // With `causal`, no row of the block keeps a key past its last row.
+        let kend = if causal { nkv.min(i0 + rows) } else { nkv };
 
         let nvq = rp / wv;
-        let nvd = hdp / wv;
+        let nvd = vdp / wv;
         let mut start = 0;
-        while start < nkv {
-            let end = nkv.min(start + KEY_TILE);
-            // The tile's kept keys, ascending, and their mask values.
+        while start < kend {
+            let end = kend.min(start + KEY_TILE);
+            // The tile's kept keys, ascending (`keys`); per row when the mask is per
+            // row or the causal diagonal crosses the tile (`keep[jj][r]`, and the
+            // per-row bias `bt[jj][r]`), else shared by every row (`bias[jj]`).
+            let general = per_row || (causal && end - 1 > i0);
             let mut nk = 0;
-            for j in start..end {
-                if let Some(mk) = mask {
-                    let b = mk[j].load();
-                    if b <= drop_below {
-                        continue;
+            let mut uniform = true;
+            if !general {
+                for j in start..end {
+                    if let MaskSrc::Row(mk) = mask {
+                        let b = mk[j].load();
+                        if b <= drop_below {
+                            continue;
+                        }
+                        w.bias[nk] = b;
                     }
-                    w.bias[nk] = b;
+                    w.keys[nk] = j;
+                    nk += 1;
                 }
-                nk += 1;
+            } else {
+                for j in start..end {
+                    let (mut some, mut all) = (false, true);
+                    for r in 0..rp {
+                        let i = i0 + r;
+                        let mut keep = r < rows && !(causal && j > i);
+                        let mut b = zero;
+                        if keep {
+                            match mask {
+                                MaskSrc::PerRow {
+                                    data,
+                                    base,
+                                    stride,
+                                    additive,
+                                } => {
+                                    let x = data[base + i * stride + j].load();
+                                    if additive {
+                                        keep = x > drop_below || x.is_nan();
+                                        b = x;
+                                    } else {
+                                        keep = x != zero;
+                                    }
+                                }
+                                MaskSrc::Row(mk) => {
+                                    let x = mk[j].load();
+                                    keep = x > drop_below || x.is_nan();
+                                    b = x;
+                                }
+                                MaskSrc::None => {}
+                            }
+                        }
+                        w.keep[nk * BQ + r] = keep;
+                        w.bt[nk * BQ + r] = b;
+                        some |= keep;
+                        all &= keep || r >= rows;
+                    }
+                    if some {
+                        w.keys[nk] = j;
+                        nk += 1;
+                        uniform &= all;
+                    }
+                }
+                if nk == 0 {
+                    // No row keeps a key of this tile: the contract's step is the
+                    // identity (c = 1, nothing added), so the tile is skipped.
+                    start = end;
+                    continue;
+                }
             }
             // Keys and values straight from the inputs when they are already the
             // compute type, nothing is dropped and the blocks need no padding; else
             // packed (kept keys only, zero padding).
             let (kp, vp) = match direct {
                 Some((k, v)) if nk == end - start && nk % 4 == 0 => {
-                    let at = kr.base + start * kr.stride;
-                    // SAFETY: `at` is the tile's first key row, inside the inputs.
-                    unsafe { ((k.add(at), kr.stride), (v.add(at), kr.stride)) }
+                    let (ak, av) = (kr.base + start * kr.stride, vr.base + start * vr.stride);
+                    // SAFETY: `ak` / `av` are the tile's first key / value rows, inside
+                    // the inputs.
+                    unsafe { ((k.add(ak), kr.stride), (v.add(av), vr.stride)) }
                 }
                 _ => {
-                    let mut jj = 0;
-                    for j in start..end {
-                        if let Some(mk) = mask
-                            && mk[j].load() <= drop_below
-                        {
-                            continue;
-                        }
-                        let at = kr.base + j * kr.stride;
-                        load_row(&k[at..at + hd], &mut w.kp[jj * hd..(jj + 1) * hd]);
-                        let vrow = &mut w.vp[jj * hdp..(jj + 1) * hdp];
-                        load_row(&v[at..at + hd], &mut vrow[..hd]);
-                        vrow[hd..].fill(zero);
-                        jj += 1;
+                    for jj in 0..nk {
+                        let j = w.keys[jj];
+                        let ak = kr.base + j * kr.stride;
+                        load_row(&k[ak..ak + hd], &mut w.kp[jj * hd..(jj + 1) * hd]);
+                        let av = vr.base + j * vr.stride;
+                        let vrow = &mut w.vp[jj * vdp..(jj + 1) * vdp];
+                        load_row(&v[av..av + vd], &mut vrow[..vd]);
+                        vrow[vd..].fill(zero);
                     }
                     w.kp[nk * hd..round_up(nk, 4) * hd].fill(zero);
-                    ((w.kp.as_ptr(), hd), (w.vp.as_ptr(), hdp))
+                    ((w.kp.as_ptr(), hd), (w.vp.as_ptr(), vdp))
                 }
             };
             let nkp = round_up(nk, 4);
             w.bias[nk..nkp].fill(zero);
 
             // 1. Scores st[j][r] of the kept keys (padded keys computed, never used).
-            let bias_all = mask.map(|_| &w.bias[..]);
+            let bias_all = match mask {
+                MaskSrc::Row(_) if !general => Some(&w.bias[..]),
+                _ => None,
+            };
             for j0 in (0..nkp).step_by(4) {
                 let bias = bias_all.map(|b| &b[j0..j0 + 4]);
                 for v0 in (0..nvq).step_by(V::NV) {
@@ -251,6 +340,15 @@ where
                     }
                 }
             }
+            // The per-row additions (the same IEEE addition after the scaling).
+            if general && (row_bias || matches!(mask, MaskSrc::Row(_))) {
+                for jj in 0..nk {
+                    let srow = &mut w.st[jj * ld..jj * ld + rp];
+                    for (s, &b) in srow.iter_mut().zip(&w.bt[jj * BQ..jj * BQ + rp]) {
+                        *s = *s + b;
+                    }
+                }
+            }
 
             // 2. Online softmax across the rows (lanes); keys j < nk in order.
             let (m, mnew, c, l) = (
@@ -260,9 +358,28 @@ where
                 &mut w.l[..rp],
             );
             mnew.copy_from_slice(m);
-            for j in 0..nk {
-                for (a, &s) in mnew.iter_mut().zip(&w.st[j * ld..j * ld + rp]) {
-                    *a = max_l(*a, s);
+            if general {
+                for jj in 0..nk {
+                    let keep = &w.keep[jj * BQ..jj * BQ + rp];
+                    for ((a, &s), (&kk, any)) in mnew
+                        .iter_mut()
+                        .zip(&w.st[jj * ld..jj * ld + rp])
+                        .zip(keep.iter().zip(w.any.iter_mut()))
+                    {
+                        if kk {
+                            *a = max_l(*a, s);
+                            *any = true;
+                        }
+                    }
+                }
+            } else {
+                for j in 0..nk {
+                    for (a, &s) in mnew.iter_mut().zip(&w.st[j * ld..j * ld + rp]) {
+                        *a = max_l(*a, s);
+                    }
+                }
+                if nk > 0 {
+                    w.any[..rp].fill(true);
                 }
             }
             for ((cr, &mo), &mn) in c.iter_mut().zip(m.iter()).zip(mnew.iter()) {
@@ -276,46 +393,83 @@ where
             for (a, &cr) in l.iter_mut().zip(c.iter()) {
                 *a = *a * cr;
             }
-            // Weights, and the denominator's additions in ascending key order.
+            // Weights, and the denominator's additions in ascending key order (a key a
+            // row drops has weight 0 and is not added).
             for j in 0..nk {
                 let srow = &mut w.st[j * ld..j * ld + rp];
-                for ((s, &mn), a) in srow.iter_mut().zip(mnew.iter()).zip(l.iter_mut()) {
+                let keep = &w.keep[j * BQ..j * BQ + rp];
+                for (r, ((s, &mn), a)) in srow
+                    .iter_mut()
+                    .zip(mnew.iter())
+                    .zip(l.iter_mut())
+                    .enumerate()
+                {
                     let e = (*s - mn).exp_l();
-                    let p = if mn == ninf { zero } else { e };
+                    let kept = !general || keep[r];
+                    let p = if mn == ninf || !kept { zero } else { e };
                     *s = p;
-                    *a = *a + p;
+                    if kept {
+                        *a = *a + p;
+                    }
                 }
             }
             m.copy_from_slice(mnew);
 
             // 3. acc = acc·c, then the kept keys' fmas in ascending order.
-            for r0 in (0..rp).step_by(4) {
-                let c4 = &w.c[r0..r0 + 4];
-                for v0 in (0..nvd).step_by(V::NV) {
-                    let nv = V::NV.min(nvd - v0);
-                    // SAFETY: `V`'s level; st has nk <= 64 rows of ld with columns
-                    // r0..r0+4 <= rp; the values nk rows with (v0+nv)·W <= hdp readable
-                    // columns (packed: hdp wide; direct: hdp = hd); acc rows
-                    // r0..r0+4 <= rp of hdp.
-                    unsafe {
-                        let st0 = (w.st.as_ptr().add(r0), ld);
-                        let vp0 = (vp.0.add(v0 * wv), vp.1);
-                        let acc0 = (w.acc.as_mut_ptr().add(r0 * hdp + v0 * wv), hdp);
-                        with_nv!(nv, pv_block::<V>(nk, st0, vp0, c4, acc0));
+            if uniform {
+                for r0 in (0..rp).step_by(4) {
+                    let c4 = &w.c[r0..r0 + 4];
+                    for v0 in (0..nvd).step_by(V::NV) {
+                        let nv = V::NV.min(nvd - v0);
+                        // SAFETY: `V`'s level; st has nk <= 64 rows of ld with columns
+                        // r0..r0+4 <= rp; the values nk rows with (v0+nv)·W <= vdp
+                        // readable columns (packed: vdp wide; direct: vdp = vd); acc
+                        // rows r0..r0+4 <= rp of vdp.
+                        unsafe {
+                            let st0 = (w.st.as_ptr().add(r0), ld);
+                            let vp0 = (vp.0.add(v0 * wv), vp.1);
+                            let acc0 = (w.acc.as_mut_ptr().add(r0 * vdp + v0 * wv), vdp);
+                            with_nv!(nv, pv_block::<V>(nk, st0, vp0, c4, acc0));
+                        }
+                    }
+                }
+            } else {
+                // Rows keep different keys: each row's chain over its own kept keys.
+                for r in 0..rows {
+                    let cr = w.c[r];
+                    let acc = &mut w.acc[r * vdp..r * vdp + vd];
+                    for a in acc.iter_mut() {
+                        *a = *a * cr;
+                    }
+                    for jj in 0..nk {
+                        if !w.keep[jj * BQ + r] {
+                            continue;
+                        }
+                        let p = w.st[jj * ld + r];
+                        // SAFETY: value row `jj` of the packed or direct values has `vd`
+                        // readable elements from `vp.0 + jj·vp.1`.
+                        let vrow = unsafe { std::slice::from_raw_parts(vp.0.add(jj * vp.1), vd) };
+                        for (a, &x) in acc.iter_mut().zip(vrow) {
+                            *a = p.fma(x, *a);
+                        }
                     }
                 }
             }
             start = end;
         }
 
-        // o = store(acc / l).
+        // o = store(acc / l) (or +0.0 for a row without a kept key, when asked).
         for r in 0..rows {
-            let at = qr.base + (i0 + r) * qr.stride;
+            let at = or.base + (i0 + r) * or.stride;
             // SAFETY: (sequence, head, row) belongs to this task alone, so no other task
-            // touches these `hd` elements; in bounds of the checked output length.
-            let dst = unsafe { out.slice_mut(at, at + hd) };
+            // touches these `vd` elements; in bounds of the checked output length.
+            let dst = unsafe { out.slice_mut(at, at + vd) };
+            if zero_empty && !w.any[r] {
+                dst.fill(T::store(zero));
+                continue;
+            }
             let lr = w.l[r];
-            for (x, &a) in dst.iter_mut().zip(&w.acc[r * hdp..r * hdp + hd]) {
+            for (x, &a) in dst.iter_mut().zip(&w.acc[r * vdp..r * vdp + vd]) {
                 *x = T::store(a / lr);
             }
         }

@@ -11,6 +11,7 @@
 //! vectors only run many chains at once, so every SIMD level gives the same bits.
 
 mod fused;
+mod general;
 mod lanes;
 mod micro;
 mod scores;
@@ -78,6 +79,14 @@ struct Scratch<R> {
     bias: Vec<R>,
     /// One input row in the compute type, before a transposed store.
     row: Vec<R>,
+    /// The general kernel's per-row keep flags of the tile's kept keys `[KEY_TILE][BQ]`.
+    keep: Vec<bool>,
+    /// The general kernel's per-row mask values `[KEY_TILE][BQ]`.
+    bt: Vec<R>,
+    /// The tile's kept keys (indices into the sequence).
+    keys: Vec<usize>,
+    /// Whether each row kept a key so far.
+    any: Vec<bool>,
 }
 
 impl<R: Real> Scratch<R> {
@@ -98,6 +107,16 @@ impl<R: Real> Scratch<R> {
         }
         grow(&mut self.bias, KEY_TILE);
         grow(&mut self.row, hd);
+        grow(&mut self.bt, KEY_TILE * BQ);
+        if self.keep.len() < KEY_TILE * BQ {
+            self.keep.resize(KEY_TILE * BQ, false);
+        }
+        if self.keys.len() < KEY_TILE {
+            self.keys.resize(KEY_TILE, 0);
+        }
+        if self.any.len() < bq {
+            self.any.resize(bq, false);
+        }
     }
 }
 
@@ -148,6 +167,7 @@ pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
         };
         v.push((kernel_name("attention", d), fused));
         v.push((kernel_name("attention_scores", d), scores));
+        v.push((kernel_name("attention_general", d), general::entry(d)));
     }
     v
 }
@@ -164,9 +184,9 @@ fn flag(args: &BuiltinArgs<'_>, index: usize) -> Result<bool> {
 /// Where one (sequence, head)'s rows live: element `d` of row `i` is at
 /// `base + i * stride + d`.
 #[derive(Clone, Copy)]
-struct Rows {
-    base: usize,
-    stride: usize,
+pub(super) struct Rows {
+    pub(super) base: usize,
+    pub(super) stride: usize,
 }
 
 /// The fused attention. Args: o, q, k, v, mask, has_mask, batch, heads, n, nkv, hd,
@@ -232,7 +252,7 @@ where
     run_tasks(tasks, work, |w, t| {
         let (bhi, blk) = (t / blocks, t % blocks);
         let (b, h) = (bhi / heads, bhi % heads);
-        let rows = if interleaved {
+        let (qr, kr) = if interleaved {
             let width = heads * hd;
             (
                 Rows {
@@ -256,20 +276,25 @@ where
                 },
             )
         };
-        let mrow = has_mask.then(|| {
-            let row = b * (heads / hpb) + h / hpb;
-            &mask[row * nkv..(row + 1) * nkv]
-        });
+        let mrow = match has_mask {
+            true => {
+                let row = b * (heads / hpb) + h / hpb;
+                fused::MaskSrc::Row(&mask[row * nkv..(row + 1) * nkv])
+            }
+            false => fused::MaskSrc::None,
+        };
         let i0 = blk * BQ;
         run_lanes(fused::FusedTask {
             q,
             k,
             v,
             mask: mrow,
-            rows,
+            causal: false,
+            zero_empty: false,
+            rows: [qr, kr, kr, qr],
             block: (i0, n.min(i0 + BQ) - i0),
             nkv,
-            hd,
+            hd: (hd, hd),
             scale,
             out: o,
             w,

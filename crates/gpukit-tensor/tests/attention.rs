@@ -1,0 +1,142 @@
+//! `Tensor::attention`: numpy broadcasting of the mask, grouped-query heads and the V
+//! width give exactly the bits of `ops::attention_general` with explicit strides; bad shapes are errors naming the op.
+
+use gpukit::ops::{AttentionMaskKind, AttentionSpec};
+use gpukit_tensor::{AttentionOptions, Tensor};
+
+fn data(n: usize, seed: u32) -> Vec<f32> {
+    (0..n)
+        .map(|i| {
+            ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) % 1000) as f32 / 250.0 - 2.0
+        })
+        .collect()
+}
+
+fn direct(
+    kit: &gpukit::Kit,
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    mask: &[f32],
+    spec: &AttentionSpec,
+) -> Vec<f32> {
+    let out = kit
+        .alloc(gpukit::DType::F32, spec.lens().unwrap().3)
+        .unwrap();
+    let up = |x: &[f32]| kit.upload(x).unwrap();
+    gpukit::ops::attention_general(kit, &out, &up(q), &up(k), &up(v), &up(mask), spec).unwrap();
+    out.download().unwrap()
+}
+
+#[test]
+fn mask_broadcast_gqa_and_v_width() {
+    let kit = gpukit::cpu().unwrap();
+    let (b, h, kvh, n, nkv, d, dv) = (2, 4, 2, 5, 7, 3, 6);
+    let (q, k, v) = (
+        data(b * h * n * d, 1),
+        data(b * kvh * nkv * d, 2),
+        data(b * kvh * nkv * dv, 3),
+    );
+    // A [n, nkv] boolean mask (rank 2: broadcast over batch and heads).
+    let mask: Vec<f32> = (0..n * nkv).map(|x| f32::from(x % 3 != 0)).collect();
+    let t = |x: &[f32], s: &[usize]| Tensor::from_slice(&kit, x, s).unwrap();
+    let opts = AttentionOptions {
+        mask: Some(t(&mask, &[n, nkv])),
+        boolean_mask: true,
+        causal: true,
+        scale: None,
+    };
+    let got = Tensor::attention(
+        &t(&q, &[b, h, n, d]),
+        &t(&k, &[b, kvh, nkv, d]),
+        &t(&v, &[b, kvh, nkv, dv]),
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(got.dims(), &[b, h, n, dv]);
+    let spec = AttentionSpec::new(b, h, n, nkv, d)
+        .with_kv_heads(kvh)
+        .with_v_head_dim(dv)
+        .with_causal(true)
+        .with_mask(AttentionMaskKind::Boolean, [0, 0, nkv]);
+    let want = direct(&kit, &q, &k, &v, &mask, &spec);
+    let got = got.to_vec::<f32>().unwrap();
+    assert_eq!(
+        got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
+    // A [b, 1, 1, nkv] additive padding mask.
+    let pad: Vec<f32> = (0..b * nkv)
+        .map(|x| if x % nkv >= 5 { f32::NEG_INFINITY } else { 0.0 })
+        .collect();
+    let opts = AttentionOptions {
+        mask: Some(t(&pad, &[b, 1, 1, nkv])),
+        ..Default::default()
+    };
+    let got = Tensor::attention(
+        &t(&q, &[b, h, n, d]),
+        &t(&k, &[b, kvh, nkv, d]),
+        &t(&v, &[b, kvh, nkv, dv]),
+        &opts,
+    )
+    .unwrap()
+    .to_vec::<f32>()
+    .unwrap();
+    let spec = AttentionSpec::new(b, h, n, nkv, d)
+        .with_kv_heads(kvh)
+        .with_v_head_dim(dv)
+        .with_mask(AttentionMaskKind::Additive, [nkv, 0, 0]);
+    let want = direct(&kit, &q, &k, &v, &pad, &spec);
+    assert_eq!(
+        got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+        want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn bad_shapes() {
+    let kit = gpukit::cpu().unwrap();
+    let z = |s: &[usize]| Tensor::zeros(&kit, s, gpukit::DType::F32).unwrap();
+    let o = AttentionOptions::default();
+    let err = |r: gpukit::Result<Tensor>| format!("{:?}", r.unwrap_err());
+    assert!(
+        err(Tensor::attention(
+            &z(&[1, 4, 2, 3]),
+            &z(&[1, 3, 5, 3]),
+            &z(&[1, 3, 5, 3]),
+            &o
+        ))
+        .contains("kv_heads")
+    );
+    assert!(
+        err(Tensor::attention(
+            &z(&[4, 2, 3]),
+            &z(&[1, 4, 5, 3]),
+            &z(&[1, 4, 5, 3]),
+            &o
+        ))
+        .contains("attention")
+    );
+    assert!(
+        err(Tensor::attention(
+            &z(&[1, 4, 2, 3]),
+            &z(&[1, 4, 5, 2]),
+            &z(&[1, 4, 5, 3]),
+            &o
+        ))
+        .contains("do not agree")
+    );
+    let bad = AttentionOptions {
+        mask: Some(z(&[3, 5])),
+        ..Default::default()
+    };
+    assert!(
+        err(Tensor::attention(
+            &z(&[1, 4, 2, 3]),
+            &z(&[1, 4, 5, 3]),
+            &z(&[1, 4, 5, 3]),
+            &bad
+        ))
+        .contains("broadcast")
+    );
+}
