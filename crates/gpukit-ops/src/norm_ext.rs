@@ -162,7 +162,7 @@ pub fn group_norm(
         });
     }
     let (n, c) = (p.shape[0], p.shape[1]);
-    if p.groups == 0 || c % p.groups != 0 {
+    if p.groups == 0 || !c.is_multiple_of(p.groups) {
         return Err(Error::InvalidArgument {
             op: op.to_string(),
             reason: format!(

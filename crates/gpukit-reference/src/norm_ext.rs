@@ -109,7 +109,7 @@ pub fn group_norm<T: FloatElement>(
 ) -> Vec<T> {
     let op = "group_norm";
     assert!(
-        groups > 0 && c % groups == 0,
+        groups > 0 && c.is_multiple_of(groups),
         "{op}: groups {groups} must divide c {c}"
     );
     assert_len(op, "x", x.len(), numel(&[batch, c, s], op));

@@ -92,6 +92,7 @@ macro_rules! float_checks {
 }
 
 /// This block's checks, in a fixed order.
+#[allow(clippy::vec_init_then_push)]
 pub(crate) fn checks() -> Vec<Check> {
     let mut v = Vec::with_capacity(12);
     float_checks!(v, "layer_norm_ex", layer_norm_ex);

@@ -449,7 +449,7 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
         }
         "group_norm" => {
             let (batch, ch, sp, groups) = (s[4], s[5], s[6], s[7]);
-            if groups == 0 || ch % groups != 0 {
+            if groups == 0 || !ch.is_multiple_of(groups) {
                 return c.err(7, format!("groups {groups} does not divide c = {ch}"));
             }
             c.need_prod(0, &[batch, ch, sp])?;

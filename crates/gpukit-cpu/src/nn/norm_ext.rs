@@ -129,10 +129,11 @@ where
     if rows == 0 {
         return Ok(());
     }
+    let count = <T::Real as Real>::from_f64(n as f64);
     if n == 0 {
-        // No row to read: mean = 0 / 0 and inv_std = 1 / sqrt(0 / 0 + eps), NaN.
+        // No row to read: mean = 0 / count = 0 / 0 and inv_std = 1 / sqrt(NaN), NaN.
         if let Some((m, s)) = &stats {
-            let nan = <T::Real as Real>::ZERO / <T::Real as Real>::ZERO;
+            let nan = <T::Real as Real>::ZERO / count;
             // SAFETY: both hold rows elements (checked); nothing else runs.
             unsafe {
                 m.slice_mut(0, rows).fill(nan);
@@ -152,7 +153,6 @@ where
         };
         s.into_iter().zip(b).collect()
     };
-    let count = <T::Real as Real>::from_f64(n as f64);
     let level = simd_level();
     let sb = &sb;
     let stats = &stats;
@@ -195,7 +195,7 @@ where
         args.usize(7)?,
     );
     let eps = <T::Real as Real>::from_f64(args.f64(8)?);
-    if groups == 0 || c % groups != 0 {
+    if groups == 0 || !c.is_multiple_of(groups) {
         return Err(Error::Argument {
             kernel: args.kernel().to_string(),
             index: 7,
