@@ -21,6 +21,7 @@ pub mod contents;
 pub mod conv;
 pub mod movement;
 pub mod norm;
+pub mod norm_ext;
 pub mod reduce_axes;
 use crate::numeric::{FLOAT_DTYPES, INT_DTYPES};
 pub use check::check_args;
@@ -220,6 +221,7 @@ pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
         .iter()
         .chain(conv::KERNELS)
         .chain(norm::KERNELS)
+        .chain(norm_ext::KERNELS)
         .chain(attention::KERNELS)
         .chain(movement::KERNELS)
         .chain(cast::KERNELS)

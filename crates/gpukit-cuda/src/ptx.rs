@@ -29,6 +29,10 @@ pub const MODULES: &[(&str, &str)] = &[
     ),
     ("norm", include_str!("../../../kernels-cuda/ptx/norm.ptx")),
     (
+        "norm_ext",
+        include_str!("../../../kernels-cuda/ptx/norm_ext.ptx"),
+    ),
+    (
         "reduce",
         include_str!("../../../kernels-cuda/ptx/reduce.ptx"),
     ),

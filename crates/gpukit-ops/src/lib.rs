@@ -23,6 +23,7 @@ mod index;
 mod linalg;
 mod movement;
 mod norm;
+mod norm_ext;
 mod reduce;
 mod reduce_axes;
 
@@ -41,5 +42,6 @@ pub use index::{gather, scatter};
 pub use linalg::{bmm, matmul};
 pub use movement::*;
 pub use norm::*;
+pub use norm_ext::*;
 pub use reduce::{dot, softmax_rows, sum};
 pub use reduce_axes::{AxesPlan, ReduceOp, reduce_axes, reduce_out_dims};

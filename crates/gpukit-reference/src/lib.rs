@@ -36,6 +36,7 @@ mod compare;
 mod conv;
 mod movement;
 mod norm;
+mod norm_ext;
 mod reduce_axes;
 
 pub use attention::*;
@@ -45,6 +46,7 @@ pub use compare::{compare, logical, where_};
 pub use conv::*;
 pub use movement::*;
 pub use norm::*;
+pub use norm_ext::*;
 pub use reduce_axes::{ReduceElem, reduce_axes};
 
 use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, Real, UnaryOp, max_nan, resolve_index};

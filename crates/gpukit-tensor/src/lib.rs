@@ -27,6 +27,7 @@ mod layout;
 mod mask;
 mod math;
 mod nn;
+mod norm;
 mod reduce;
 mod view;
 

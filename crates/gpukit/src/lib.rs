@@ -49,6 +49,8 @@ mod selftest_movement;
 #[cfg(feature = "selftest")]
 mod selftest_norm;
 #[cfg(feature = "selftest")]
+mod selftest_norm_ext;
+#[cfg(feature = "selftest")]
 mod selftest_ops;
 #[cfg(feature = "selftest")]
 mod selftest_reduce_axes;

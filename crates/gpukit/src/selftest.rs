@@ -169,6 +169,7 @@ pub fn checks() -> Vec<Check> {
     .chain(crate::selftest_ops::checks())
     .chain(crate::selftest_conv::checks())
     .chain(crate::selftest_norm::checks())
+    .chain(crate::selftest_norm_ext::checks())
     .chain(crate::selftest_attention::checks())
     .chain(crate::selftest_movement::checks())
     .chain(crate::selftest_cast::checks())

@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 56] = [
+pub const OPS: [&str; 59] = [
     "softmax_rows",
     "sum",
     "dot",
@@ -71,6 +71,10 @@ pub const OPS: [&str; 56] = [
     "where_",
     "logical",
     "logical_not",
+    // The norm_ext block.
+    "layer_norm_ex",
+    "group_norm",
+    "rms_norm",
 ];
 
 /// The checked product of `dims`, if it is a buffer length the case may allocate.
@@ -776,6 +780,59 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
                 LayerNorm { rows, n, eps },
             )
         }
+        // --- norm_ext block ---
+        "layer_norm_ex" => {
+            let (rows, n) = (c.dim("rows"), c.dim("n"));
+            let eps = c.param("eps");
+            let (has_bias, has_stats) = (c.r.one_in(2), c.r.one_in(2));
+            c.note("bias", has_bias);
+            c.note("stats", has_stats);
+            let rd = ops::compute_dtype(d);
+            let o = c.buf("out", d, fit(&[rows, n]));
+            let x = c.input("x", d, fit(&[rows, n]), o);
+            let s = c.input("scale", d, fit(&[n]), o);
+            let b = c.input("bias", d, fit(&[n]), o);
+            let m = c.buf("mean", rd, fit(&[rows]));
+            let is = c.buf("inv_std", rd, fit(&[rows]));
+            ops::layer_norm_ex(
+                k,
+                c.v(o),
+                c.v(x),
+                c.v(s),
+                has_bias.then(|| c.v(b)),
+                has_stats.then(|| (c.v(m), c.v(is))),
+                LayerNorm { rows, n, eps },
+            )
+        }
+        "group_norm" => {
+            let shape = c.dims("shape", 4);
+            let eps = c.param("eps");
+            let ch = shape.get(1).copied().unwrap_or(1);
+            let groups = match c.r.below(4) {
+                0 if !c.tame => c.dim("groups"),
+                _ => *c.r.pick(&[1, ch.max(1)]),
+            };
+            c.note("groups", groups);
+            let o = c.buf("out", d, fit(&shape));
+            let x = c.input("x", d, fit(&shape), o);
+            let s = c.input("scale", d, fit(&[ch]), o);
+            let b = c.input("bias", d, fit(&[ch]), o);
+            let p = ops::GroupNorm {
+                shape: &shape,
+                groups,
+                eps,
+            };
+            ops::group_norm(k, c.v(o), c.v(x), c.v(s), c.v(b), p)
+        }
+        "rms_norm" => {
+            let (rows, n) = (c.dim("rows"), c.dim("n"));
+            let eps = c.param("eps");
+            let o = c.buf("out", d, fit(&[rows, n]));
+            let x = c.input("x", d, fit(&[rows, n]), o);
+            let s = c.input("scale", d, fit(&[n]), o);
+            ops::rms_norm(k, c.v(o), c.v(x), c.v(s), ops::RmsNorm { rows, n, eps })
+        }
+        // --- end norm_ext block ---
         "softmax_axis" => {
             let shape = c.dims("shape", 4);
             let axis = match c.r.below(6) {

@@ -17,6 +17,8 @@ enum Kind {
     Buf,
     /// A buffer of a fixed dtype (`buf<i64>`, a cast's `buf<f16>`, ...).
     BufOf(DType),
+    /// A buffer of the kernel's compute type (`buf<real>`: f64 for f64, else f32).
+    BufReal,
     /// An i64 scalar (a count, flag or offset: never negative).
     I64,
     /// An f64 scalar.
@@ -36,6 +38,7 @@ fn kinds(sig: &KernelSig) -> Vec<(&'static str, Kind)> {
                         .and_then(|t| t.strip_suffix('>'))
                         .and_then(DType::parse);
                     let kind = match (ty, fixed) {
+                        ("buf<real>", _) => Kind::BufReal,
                         (_, Some(d)) => Kind::BufOf(d),
                         ("f64", None) => Kind::F64,
                         _ => Kind::Buf,
@@ -46,6 +49,15 @@ fn kinds(sig: &KernelSig) -> Vec<(&'static str, Kind)> {
             }
         })
         .collect()
+}
+
+/// The compute type of a float dtype (f64 for f64, else f32).
+fn real_of(d: DType) -> DType {
+    if d == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    }
 }
 
 /// Splits `{op}_{dtype}` into a table signature and its dtype.
@@ -148,7 +160,7 @@ pub fn check_args(name: &str, args: &[KernelArg]) -> Result<()> {
     for (i, (&(arg_name, kind), a)) in kinds.iter().zip(args).enumerate() {
         let ok = match (kind, *a) {
             (
-                Kind::Buf | Kind::BufOf(_),
+                Kind::Buf | Kind::BufOf(_) | Kind::BufReal,
                 KernelArg::Buffer {
                     ptr,
                     bytes,
@@ -157,6 +169,7 @@ pub fn check_args(name: &str, args: &[KernelArg]) -> Result<()> {
             ) => {
                 let want = match kind {
                     Kind::BufOf(fixed) => fixed,
+                    Kind::BufReal => real_of(dtype),
                     _ => dtype,
                 };
                 // The absent buffer (null, empty) stands for an unused operand of any dtype.
@@ -176,6 +189,7 @@ pub fn check_args(name: &str, args: &[KernelArg]) -> Result<()> {
             let want = match kind {
                 Kind::Buf => format!("a buffer of {dtype}"),
                 Kind::BufOf(d) => format!("a buffer of {d}"),
+                Kind::BufReal => format!("a buffer of {}", real_of(dtype)),
                 Kind::I64 => "an i64 scalar".to_string(),
                 Kind::F64 => "an f64 scalar".to_string(),
             };
@@ -432,6 +446,41 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             c.need(2, n)?;
             c.need(3, n)?;
         }
+        // --- norm_ext block (layer_norm_ex, group_norm, rms_norm) ---
+        "layer_norm_ex" => {
+            let (rows, n, has_bias, has_stats) = (s[6], s[7], s[8], s[9]);
+            for (i, f) in [(8, has_bias), (9, has_stats)] {
+                if f > 1 {
+                    return c.err(i, format!("flag {f} is not 0 or 1"));
+                }
+            }
+            c.need_prod(0, &[rows, n])?;
+            c.need_prod(1, &[rows, n])?;
+            c.need(2, n)?;
+            if has_bias == 1 {
+                c.need(3, n)?;
+            }
+            if has_stats == 1 {
+                c.need(4, rows)?;
+                c.need(5, rows)?;
+            }
+        }
+        "group_norm" => {
+            let (batch, ch, sp, groups) = (s[4], s[5], s[6], s[7]);
+            if groups == 0 || !ch.is_multiple_of(groups) {
+                return c.err(7, format!("groups {groups} does not divide c = {ch}"));
+            }
+            c.need_prod(0, &[batch, ch, sp])?;
+            c.need_prod(1, &[batch, ch, sp])?;
+            c.need(2, ch)?;
+            c.need(3, ch)?;
+        }
+        "rms_norm" => {
+            c.need_prod(0, &[s[3], s[4]])?;
+            c.need_prod(1, &[s[3], s[4]])?;
+            c.need(2, s[4])?;
+        }
+        // --- end norm_ext block ---
         "softmax_axis" => {
             c.need_prod(0, &[s[2], s[3], s[4]])?;
             c.need_prod(1, &[s[2], s[3], s[4]])?;

@@ -7,12 +7,14 @@ mod attention;
 mod conv;
 mod movement;
 mod norm;
+mod norm_ext;
 mod reduce_axes;
 
 /// `(name, entry point)` for every neural-network kernel.
 pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
     let mut v = conv::entries();
     v.extend(norm::entries());
+    v.extend(norm_ext::entries());
     v.extend(attention::entries());
     v.extend(movement::entries());
     v.extend(reduce_axes::entries());

@@ -24,7 +24,7 @@ use crate::kernels::{PAR_GRAIN, arg_err, input_slice, mul, out_range};
 use crate::vmath::LaneMath;
 
 /// Runs `task(t)` for `t < tasks`, in parallel when there is more than one.
-fn for_tasks(tasks: usize, task: impl Fn(usize) + Sync + Send) {
+pub(super) fn for_tasks(tasks: usize, task: impl Fn(usize) + Sync + Send) {
     if tasks <= 1 {
         (0..tasks).for_each(task);
     } else {
@@ -39,7 +39,7 @@ fn for_tasks(tasks: usize, task: impl Fn(usize) + Sync + Send) {
 /// # Safety
 /// `x` and `out` hold at least `n` elements; nothing writes `x` during the launch except
 /// through `out`.
-unsafe fn source<'a, T: Element>(
+pub(super) unsafe fn source<'a, T: Element>(
     out: &RawBuf<'a, T>,
     x: &RawBuf<'a, T>,
     n: usize,

@@ -20,6 +20,7 @@ mod index;
 mod linalg;
 mod movement;
 mod norm;
+mod norm_ext;
 mod reduce;
 mod reduce_axes;
 
@@ -78,6 +79,7 @@ pub fn aux_entries() -> Vec<(&'static str, &'static str)> {
         index::AUX,
         conv::AUX,
         norm::AUX,
+        norm_ext::AUX,
         attention::AUX,
         movement::AUX,
         reduce_axes::AUX,
@@ -199,6 +201,7 @@ pub fn plan(name: &str, args: &[KernelArg]) -> Result<Plan> {
         "batch_norm" | "layer_norm" | "leaky_relu" | "clip" | "erf" | "gelu" | "gelu_tanh" => {
             norm::plan(&call)
         }
+        "layer_norm_ex" | "group_norm" | "rms_norm" => norm_ext::plan(&call),
         "attention" | "attention_scores" => attention::plan(&call),
         "copy_axis" | "strided_copy" | "resize_bilinear" | "resize_nearest" | "eos_gather" => {
             movement::plan(&call)
