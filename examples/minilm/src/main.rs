@@ -53,7 +53,7 @@ fn parse() -> Result<Args, String> {
                 );
             }
             f if f.starts_with("--") => return Err(format!("unknown flag {f}")),
-            _ => a.sentences.push(s),
+            _ => a.sentences.push(s.clone()),
         }
     }
     Ok(a)
