@@ -1,0 +1,158 @@
+//! paraphrase-MiniLM-L3-v2 on the tensor API against onnxruntime's outputs
+//! (`reference/reference.npz`, made by `tools/model/make_reference.py`), and cpu against
+//! ptx-emu bit for bit. Needs the model that `tools/model/fetch.sh` puts in
+//! target/model (or `$GPUKIT_MODEL_DIR`); without it each test prints a SKIP line and
+//! passes (CI fetches the model first, so it runs there).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gpukit::{Kit, Tensor};
+use gpukit_example_minilm::{
+    Batch, DEFAULT_SENTENCES, HIDDEN, MiniLm, Output, Tokenizer, cosine_matrix, default_model_dir,
+    tokenizer_path, weights_path,
+};
+
+fn model_dir(test: &str) -> Option<PathBuf> {
+    let dir = default_model_dir();
+    if weights_path(&dir).exists() && tokenizer_path(&dir).exists() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "SKIP {test}: no model in {} (run tools/model/fetch.sh)",
+            dir.display()
+        );
+        println!("SKIP {test}: model not fetched");
+        None
+    }
+}
+
+fn reference(kit: &Kit) -> BTreeMap<String, Tensor> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("reference/reference.npz");
+    gpukit::io::read_npz(kit, p).unwrap()
+}
+
+fn f32s(m: &BTreeMap<String, Tensor>, k: &str) -> Vec<f32> {
+    m[k].to_vec::<f32>().unwrap()
+}
+
+fn bits(t: &Tensor) -> Vec<u32> {
+    t.to_vec::<f32>()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect()
+}
+
+fn max_abs(a: &[f32], b: &[f32]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (f64::from(*x) - f64::from(*y)).abs())
+        .fold(0.0, f64::max)
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| f64::from(*x) * f64::from(*y))
+        .sum();
+    let na: f64 = a.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+    dot / (na * nb)
+}
+
+fn run(dir: &Path, device: &str, batch: &Batch) -> Output {
+    let kit = gpukit::open(device).unwrap();
+    let model = MiniLm::load(&kit, &weights_path(dir)).unwrap();
+    model.forward(batch).unwrap()
+}
+
+#[test]
+fn tokenizer_matches_the_reference_wordpiece() {
+    let Some(dir) = model_dir("tokenizer_matches_the_reference_wordpiece") else {
+        return;
+    };
+    let kit = gpukit::cpu().unwrap();
+    let r = reference(&kit);
+    let b = Tokenizer::from_file(&tokenizer_path(&dir))
+        .unwrap()
+        .encode(&DEFAULT_SENTENCES)
+        .unwrap();
+    assert_eq!(r["input_ids"].dims(), &[b.batch, b.seq]);
+    assert_eq!(b.ids, r["input_ids"].to_vec::<i64>().unwrap());
+    assert_eq!(b.mask, r["attention_mask"].to_vec::<i64>().unwrap());
+    // The batch is padded: the attention mask matters.
+    assert!(b.mask.contains(&0));
+}
+
+#[test]
+fn cpu_matches_onnxruntime() {
+    let Some(dir) = model_dir("cpu_matches_onnxruntime") else {
+        return;
+    };
+    let kit = gpukit::cpu().unwrap();
+    let r = reference(&kit);
+    let b = Tokenizer::from_file(&tokenizer_path(&dir))
+        .unwrap()
+        .encode(&DEFAULT_SENTENCES)
+        .unwrap();
+    let out = run(&dir, "cpu", &b);
+    assert_eq!(out.last_hidden.dims(), &[b.batch, b.seq, HIDDEN]);
+    let hidden = out.last_hidden.to_vec::<f32>().unwrap();
+    let d_hidden = max_abs(&hidden, &f32s(&r, "last_hidden"));
+    let d_pooled = max_abs(
+        &out.mean_pooled.to_vec::<f32>().unwrap(),
+        &f32s(&r, "mean_pooled"),
+    );
+    println!("cpu vs onnxruntime: hidden max abs {d_hidden:.3e}, pooled max abs {d_pooled:.3e}");
+    assert!(d_hidden <= 1e-4, "last hidden states: max abs {d_hidden}");
+    assert!(d_pooled <= 1e-4, "mean pooled: max abs {d_pooled}");
+    let emb = out.embeddings.to_vec2::<f32>().unwrap();
+    let want = r["embeddings"].to_vec2::<f32>().unwrap();
+    for (i, (e, w)) in emb.iter().zip(&want).enumerate() {
+        let c = cosine(e, w);
+        println!("sentence {i}: cosine {c:.9}");
+        assert!(c >= 0.999999, "sentence {i}: cosine {c}");
+    }
+    let sim = cosine_matrix(&out.embeddings)
+        .unwrap()
+        .to_vec::<f32>()
+        .unwrap();
+    let d_sim = max_abs(&sim, &f32s(&r, "similarity"));
+    assert!(d_sim <= 1e-5, "similarity matrix: max abs {d_sim}");
+    // The two guitar sentences are the closest pair (a property of the model).
+    let n = b.batch;
+    let best = (0..n * n)
+        .filter(|k| k / n != k % n)
+        .max_by(|&x, &y| sim[x].total_cmp(&sim[y]))
+        .unwrap();
+    assert_eq!((best / n, best % n), (0, 1));
+}
+
+#[test]
+fn ptx_emu_gives_the_cpu_bits() {
+    let Some(dir) = model_dir("ptx_emu_gives_the_cpu_bits") else {
+        return;
+    };
+    let tok = Tokenizer::from_file(&tokenizer_path(&dir)).unwrap();
+    // Two sentences of different lengths (9 and 10 tokens): padded, so the mask is
+    // exercised; short, so the emulator is quick.
+    let b = tok
+        .encode(&[DEFAULT_SENTENCES[0], DEFAULT_SENTENCES[3]])
+        .unwrap();
+    assert!(b.mask.contains(&0));
+    let cpu = run(&dir, "cpu", &b);
+    let t = std::time::Instant::now();
+    let emu = run(&dir, "ptx-emu", &b);
+    println!(
+        "ptx-emu forward of {} x {} tokens: {:.1} s",
+        b.batch,
+        b.seq,
+        t.elapsed().as_secs_f64()
+    );
+    assert_eq!(bits(&cpu.last_hidden), bits(&emu.last_hidden));
+    assert_eq!(bits(&cpu.mean_pooled), bits(&emu.mean_pooled));
+    assert_eq!(bits(&cpu.embeddings), bits(&emu.embeddings));
+}
