@@ -33,6 +33,7 @@ use std::sync::Arc;
 use gpukit_core::{Buf, DType, Element, Error, Kit, Result};
 
 pub use layout::broadcast_shapes;
+pub use math::GemmOpts;
 pub use reduce::ReduceOp;
 
 /// An n-dimensional array on a kit's device: a shared buffer plus dims, element strides

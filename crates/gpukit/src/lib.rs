@@ -44,6 +44,7 @@ mod selftest_common;
 mod selftest_compare;
 #[cfg(feature = "selftest")]
 mod selftest_conv;
+mod selftest_linalg;
 #[cfg(feature = "selftest")]
 mod selftest_movement;
 #[cfg(feature = "selftest")]
