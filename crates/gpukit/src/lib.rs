@@ -44,6 +44,7 @@ mod selftest_common;
 mod selftest_compare;
 #[cfg(feature = "selftest")]
 mod selftest_conv;
+#[cfg(feature = "selftest")]
 mod selftest_linalg;
 #[cfg(feature = "selftest")]
 mod selftest_movement;
