@@ -173,10 +173,9 @@ fn batch_axes(
         let r = batch.len();
         let mut s = vec![0; r];
         let mut acc = per;
-        for i in (0..own.len()).rev() {
-            let o = r - own.len() + i;
-            s[o] = if own[i] == 1 { 0 } else { acc };
-            acc = acc.saturating_mul(own[i]);
+        for (i, &d) in own.iter().enumerate().rev() {
+            s[r - own.len() + i] = if d == 1 { 0 } else { acc };
+            acc = acc.saturating_mul(d);
         }
         s
     };
