@@ -70,6 +70,7 @@ __device__ __forceinline__ void gk_conv_entry(GkConvTab& tab, int s, int i, i64 
 // GkMmKMajor, with 32-bit offsets: og·K fits in int32 when the plan takes this kernel).
 template <class T, int L> struct GkConvW {
     typedef typename GkElem<T>::Real R;
+    static constexpr bool KMAJOR = true;
     const T* p;      // &wg[row(0)·K + tid%BK] (dereferenced only in range)
     int lstride;     // (NT/BK)·K: from slot l to slot l+1
     int kleft;       // K - tid%BK: t < K  <=>  k0 < kleft

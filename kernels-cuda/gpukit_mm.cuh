@@ -82,7 +82,8 @@ template <class C> __device__ __forceinline__ int gk_mm_col(int tx, int j) {
 // Loaders: `al.get(l, k0)` returns this thread's A element of staging slot l in the
 // k-tile starting at k0: load(A(row, t)) with row = l*(NT/BK) + tid/BK, t = k0 + tid%BK
 // (consecutive threads along t: "k-major", A row-major [M, K]), +0.0 when row or t is
-// out of range. `bl.get(l, k0)` likewise for B: k-major (rows = columns j, for B
+// out of range; or, when !AL::KMAJOR (A stored [K, M], gemm's trans_a), t = k0 +
+// l*(NT/BM) + tid/BM and row tid%BM (consecutive threads along the row), +0.0 likewise. `bl.get(l, k0)` likewise for B: k-major (rows = columns j, for B
 // stored [N, K]) when BL::KMAJOR, else t = k0 + l*(NT/BN) + tid/BN and column tid%BN
 // (consecutive threads along the column, B row-major [K, N]); -0.0 when t >= K (the
 // exact padding), +0.0 for a column out of range. bl.init() and bl.advance(kt) are
@@ -117,7 +118,13 @@ __device__ __forceinline__ void gk_mm_tile(GkMmSmem<R, C>& sm, const AL& al, BL&
     // Registers -> shared buffer buf.
     auto stage = [&](int buf) {
 #pragma unroll
-        for (int l = 0; l < LA; ++l) sm.as[buf][tid % BK][l * (NT / BK) + tid / BK] = ra[l];
+        for (int l = 0; l < LA; ++l) {
+            if (AL::KMAJOR) {
+                sm.as[buf][tid % BK][l * (NT / BK) + tid / BK] = ra[l];
+            } else {
+                sm.as[buf][l * (NT / C::BM) + tid / C::BM][tid % C::BM] = ra[l];
+            }
+        }
 #pragma unroll
         for (int l = 0; l < LB; ++l) {
             if (BL::KMAJOR) {

@@ -2,7 +2,7 @@
 //
 //   bmm_{dtype}          c[i] = a[i] · b[i] (gpukit_core::abi, "bmm")
 //   bmm_small_{dtype}    the same, with the small tile (aux entry)
-//   gemm_{dtype}         y = alpha·(a·op(b)) + beta·c + bias (gpukit_core::abi::conv)
+//   gemm_{dtype}         y = alpha·(op(a)·op(b)) + beta·c + bias (gpukit_core::abi::conv)
 //   gemm_small_{dtype}   the same, with the small tile (aux entry)
 //
 // Order of operations (docs/numerics.md rule 2, docs/ops/conv.md): every output is one
@@ -38,8 +38,9 @@
 #include "gpukit.cuh"
 #include "gpukit_mm.cuh"
 
-// B row-major [K, N] at `b`, tile columns from n0: this thread reads column
-// n0 + tid%BN at t = k0 + l*(NT/BN) + tid/BN; -0.0 past K, +0.0 past N.
+// An n-major operand: row-major [K, N] at `b` (B, or gemm's A stored [K, M] with
+// trans_a), tile columns from n0: this thread reads column n0 + tid%BN at
+// t = k0 + l*(NT/BN) + tid/BN; `kpad` past K (-0.0 for B, +0.0 for A), +0.0 past N.
 template <class T, int BN> struct GkMmNMajor {
     typedef typename GkElem<T>::Real R;
     static constexpr bool KMAJOR = false;
@@ -48,7 +49,9 @@ template <class T, int BN> struct GkMmNMajor {
     i64 N;
     i64 kleft;  // K - tid/BN
     bool colok;
-    __device__ __forceinline__ GkMmNMajor(const T* b, i64 n0, i64 N_, i64 K) : N(N_) {
+    R kpad;
+    __device__ __forceinline__ GkMmNMajor(const T* b, i64 n0, i64 N_, i64 K, R kpad_ = -R(0))
+        : N(N_), kpad(kpad_) {
         const int tid = threadIdx.x;
         const i64 j = n0 + tid % BN;
         colok = j < N;
@@ -59,11 +62,15 @@ template <class T, int BN> struct GkMmNMajor {
     __device__ __forceinline__ void advance(i64) {}
     __device__ __forceinline__ R get(int l, i64 k0) const {
         const i64 tk = k0 + l * S;  // t - tid/BN
-        if (tk >= kleft) return -R(0);
+        if (tk >= kleft) return kpad;
         if (!colok) return R(0);
         return gk_load(p[tk * N]);
     }
 };
+
+// GkIf<B, X, Y>::type is X when B, else Y (NVRTC has no <type_traits>).
+template <bool B, class X, class Y> struct GkIf { typedef X type; };
+template <class X, class Y> struct GkIf<false, X, Y> { typedef Y type; };
 
 // Tiles along one grid axis: blocks stride over them.
 __device__ __forceinline__ i64 gk_mm_tiles(i64 len, int tile) { return (len + tile - 1) / tile; }
@@ -103,48 +110,64 @@ __device__ __forceinline__ void gk_bmm(T* __restrict__ c, const T* __restrict__ 
     }
 }
 
-// gemm: y [m, n] = alpha·(a [m, k] · op(b)) + beta·c + bias. y may be exactly c (each
-// element of c is read by the thread that then writes that element of y).
-template <class T, bool BIG, bool TRANS>
+// The tile of one gemm with loaders al (A) and bl (B), then the epilogue.
+template <class T, class C, class AL, class BL>
+__device__ __forceinline__ void gk_gemm_tile(GkMmSmem<typename GkElem<T>::Real, C>& sm,
+                                             const AL& al, BL& bl, i64 m0, i64 n0, T* y,
+                                             const T* c, const T* __restrict__ bias, i64 m,
+                                             i64 k, i64 n, bool has_c, bool has_bias,
+                                             i64 c_rs, i64 c_cs,
+                                             typename GkElem<T>::Real alpha,
+                                             typename GkElem<T>::Real beta) {
+    typedef typename GkElem<T>::Real R;
+    const int tx = threadIdx.x % (C::BN / C::TN);
+    const int ty = threadIdx.x / (C::BN / C::TN);
+    R acc[C::TM][C::TN];
+    gk_mm_tile<R, C>(sm, al, bl, k, acc);
+#pragma unroll
+    for (int i = 0; i < C::TM; ++i) {
+        const i64 r = m0 + gk_mm_row<C>(ty, i);
+#pragma unroll
+        for (int j = 0; j < C::TN; ++j) {
+            const i64 col = n0 + gk_mm_col<C>(tx, j);
+            if (r < m && col < n) {
+                R v = alpha * acc[i][j];
+                if (has_c) v = gk_fma(beta, gk_load(c[r * c_rs + col * c_cs]), v);
+                if (has_bias) v = v + gk_load(bias[col]);
+                y[r * n + col] = gk_store<T>(v);
+            }
+        }
+    }
+}
+
+// gemm: y [m, n] = alpha·(op(a) · op(b)) + beta·c + bias, c(r, j) = c[r*c_rs + j*c_cs]
+// (stride 0: broadcast). y may be exactly c (a full C: each element of c is read by the
+// thread that then writes that element of y). A stored [k, m] (TA) is loaded n-major,
+// +0.0 past k; B stored [n, k] (TB) k-major, -0.0 past k.
+template <class T, bool BIG, bool TA, bool TB>
 __device__ __forceinline__ void gk_gemm_t(GkMmSmem<typename GkElem<T>::Real,
                                                    GkMmCfg<typename GkElem<T>::Real, BIG>>& sm,
                                           T* y, const T* __restrict__ a, const T* __restrict__ b,
                                           const T* c, const T* __restrict__ bias, i64 m, i64 k,
-                                          i64 n, bool has_c, bool has_bias,
+                                          i64 n, bool has_c, bool has_bias, i64 c_rs, i64 c_cs,
                                           typename GkElem<T>::Real alpha,
                                           typename GkElem<T>::Real beta) {
     typedef typename GkElem<T>::Real R;
     typedef GkMmCfg<R, BIG> C;
-    const int tx = threadIdx.x % (C::BN / C::TN);
-    const int ty = threadIdx.x / (C::BN / C::TN);
+    typedef typename GkIf<TA, GkMmNMajor<T, C::BM>,
+                                      GkMmKMajor<T, C::BM * GK_MM_BK / GK_MM_THREADS>>::type AL;
+    typedef typename GkIf<TB, GkMmKMajor<T, C::BN * GK_MM_BK / GK_MM_THREADS>,
+                                      GkMmNMajor<T, C::BN>>::type BL;
     const i64 mt = gk_mm_tiles(m, C::BM), nt = gk_mm_tiles(n, C::BN);
     for (i64 by = blockIdx.y; by < mt; by += gridDim.y) {
         for (i64 bx = blockIdx.x; bx < nt; bx += gridDim.x) {
             const i64 m0 = by * C::BM, n0 = bx * C::BN;
-            const GkMmKMajor<T, C::BM * GK_MM_BK / GK_MM_THREADS> al(a, m0, m, k, R(0));
-            R acc[C::TM][C::TN];
-            if (TRANS) {
-                // B(t, j) = b[j*k + t]: k-major like A, -0.0 past k.
-                GkMmKMajor<T, C::BN * GK_MM_BK / GK_MM_THREADS> bl(b, n0, n, k, -R(0));
-                gk_mm_tile<R, C>(sm, al, bl, k, acc);
-            } else {
-                GkMmNMajor<T, C::BN> bl(b, n0, n, k);
-                gk_mm_tile<R, C>(sm, al, bl, k, acc);
-            }
-#pragma unroll
-            for (int i = 0; i < C::TM; ++i) {
-                const i64 r = m0 + gk_mm_row<C>(ty, i);
-#pragma unroll
-                for (int j = 0; j < C::TN; ++j) {
-                    const i64 col = n0 + gk_mm_col<C>(tx, j);
-                    if (r < m && col < n) {
-                        R v = alpha * acc[i][j];
-                        if (has_c) v = gk_fma(beta, gk_load(c[r * n + col]), v);
-                        if (has_bias) v = v + gk_load(bias[col]);
-                        y[r * n + col] = gk_store<T>(v);
-                    }
-                }
-            }
+            // A(r, t): a[r*k + t] (+0.0 past k), or a[t*m + r] with TA.
+            const AL al(a, m0, m, k, R(0));
+            // B(t, j): b[t*n + j], or b[j*k + t] with TB; -0.0 past k either way.
+            BL bl(b, n0, n, k, -R(0));
+            gk_gemm_tile<T, C>(sm, al, bl, m0, n0, y, c, bias, m, k, n, has_c, has_bias, c_rs,
+                               c_cs, alpha, beta);
         }
     }
 }
@@ -152,16 +175,27 @@ __device__ __forceinline__ void gk_gemm_t(GkMmSmem<typename GkElem<T>::Real,
 template <class T, bool BIG>
 __device__ __forceinline__ void gk_gemm(T* y, const T* a, const T* b, const T* c, const T* bias,
                                         i64 m, i64 k, i64 n, i64 trans_b, i64 has_c,
-                                        i64 has_bias, double alpha, double beta) {
+                                        i64 has_bias, double alpha, double beta, i64 trans_a,
+                                        i64 c_rs, i64 c_cs) {
     typedef typename GkElem<T>::Real R;
     __shared__ GkMmSmem<R, GkMmCfg<R, BIG>> sm;
     // R(alpha), R(beta): round to nearest even (exact for f64).
     const R al = (R)alpha, be = (R)beta;
-    if (trans_b != 0) {
-        gk_gemm_t<T, BIG, true>(sm, y, a, b, c, bias, m, k, n, has_c != 0, has_bias != 0, al, be);
+    const bool hc = has_c != 0, hb = has_bias != 0;
+#define GK_GEMM_CASE(TA, TB) \
+    gk_gemm_t<T, BIG, TA, TB>(sm, y, a, b, c, bias, m, k, n, hc, hb, c_rs, c_cs, al, be)
+    if (trans_a != 0) {
+        if (trans_b != 0) {
+            GK_GEMM_CASE(true, true);
+        } else {
+            GK_GEMM_CASE(true, false);
+        }
+    } else if (trans_b != 0) {
+        GK_GEMM_CASE(false, true);
     } else {
-        gk_gemm_t<T, BIG, false>(sm, y, a, b, c, bias, m, k, n, has_c != 0, has_bias != 0, al, be);
+        GK_GEMM_CASE(false, false);
     }
+#undef GK_GEMM_CASE
 }
 
 #define GK_BMM_ENTRY(op, sfx, T, BIG)                                                         \
@@ -179,8 +213,10 @@ GK_FOR_bmm_small(GK_BMM_SMALL)
     extern "C" __global__ void __launch_bounds__(GK_MM_THREADS, GK_MM_MINB(BIG))              \
         op##_##sfx(T* y, const T* __restrict__ a, const T* __restrict__ b, const T* c,        \
                    const T* __restrict__ bias, i64 m, i64 k, i64 n, i64 trans_b, i64 has_c,   \
-                   i64 has_bias, double alpha, double beta) {                                 \
-        gk_gemm<T, BIG>(y, a, b, c, bias, m, k, n, trans_b, has_c, has_bias, alpha, beta);    \
+                   i64 has_bias, double alpha, double beta, i64 trans_a, i64 c_rs,            \
+                   i64 c_cs) {                                                                \
+        gk_gemm<T, BIG>(y, a, b, c, bias, m, k, n, trans_b, has_c, has_bias, alpha, beta,     \
+                        trans_a, c_rs, c_cs);                                                 \
     }
 #define GK_GEMM(op, sfx, T) GK_GEMM_ENTRY(op, sfx, T, true)
 #define GK_GEMM_SMALL(op, sfx, T) GK_GEMM_ENTRY(op, sfx, T, false)

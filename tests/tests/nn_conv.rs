@@ -6,12 +6,13 @@
 //! Shapes reach: stride > kernel, kernel > input with padding, dilation > 1, depthwise
 //! and in-between groups, odd sizes, single pixels, N = 1 and N > 1, output-channel and
 //! pixel counts past the CPU register tiles, k (gemm) and C_in/groups·KH·KW (conv) of 0,
-//! 1 and past the 256-long k-block, trans_b on and off, absent C and bias, and C given
-//! as the output itself.
+//! 1 and past the 256-long k-block, trans_a and trans_b on and off (all four
+//! combinations), absent C and bias, C full or broadcast from a row, a column or a
+//! scalar, and a full C given as the output itself.
 
 use gpukit::half::{bf16, f16};
 use gpukit::numeric::FloatElement;
-use gpukit::ops::{Conv2dParams, ConvTranspose2dParams, GemmParams, MaxPool2dParams};
+use gpukit::ops::{Conv2dParams, ConvTranspose2dParams, GemmC, GemmParams, MaxPool2dParams};
 use gpukit::{Buf, DType, Element, Error, Kit, Result, ops};
 use gpukit_reference as reference;
 use gpukit_tests::{TestElem, dim, values};
@@ -51,6 +52,16 @@ fn scale() -> impl Strategy<Value = f64> {
     ]
 }
 
+/// C full, or broadcast from a row, a column or a scalar (ONNX Gemm).
+fn c_layout() -> impl Strategy<Value = GemmC> {
+    prop_oneof![
+        3 => Just(GemmC::Full),
+        1 => Just(GemmC::Row),
+        1 => Just(GemmC::Column),
+        1 => Just(GemmC::Scalar),
+    ]
+}
+
 fn gemm_case<T: TestElem>() -> impl Strategy<Value = GemmCase<T>> {
     (
         dim(40),
@@ -62,9 +73,10 @@ fn gemm_case<T: TestElem>() -> impl Strategy<Value = GemmCase<T>> {
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
+        (any::<bool>(), c_layout()),
     )
         .prop_flat_map(
-            |(m, k, n, alpha, beta, trans_b, has_c, has_bias, in_place)| {
+            |(m, k, n, alpha, beta, trans_b, has_c, has_bias, in_place, (trans_a, c_layout))| {
                 // Keep the big-k cases small in m and n.
                 let (m, n) = if k > 64 {
                     (m.min(13), n.min(37))
@@ -77,20 +89,24 @@ fn gemm_case<T: TestElem>() -> impl Strategy<Value = GemmCase<T>> {
                     n,
                     alpha,
                     beta,
+                    trans_a,
                     trans_b,
+                    c_layout,
                 };
+                let c_len = c_layout.len(m, n).unwrap_or(0);
                 (
                     Just(p),
                     values::<T>(m * k),
                     values::<T>(k * n),
-                    proptest::option::of(values::<T>(m * n)).prop_map(move |c| c.filter(|_| has_c)),
+                    proptest::option::of(values::<T>(c_len)).prop_map(move |c| c.filter(|_| has_c)),
                     values::<T>(n).prop_map(move |b| has_bias.then_some(b)),
                     Just(in_place),
                 )
             },
         )
         .prop_map(|(p, a, b, c, bias, in_place)| GemmCase {
-            in_place: in_place && c.is_some(),
+            // In place only over a full C (a broadcast C is rejected: tested apart).
+            in_place: in_place && c.is_some() && p.c_layout == GemmC::Full,
             p,
             a,
             b,
@@ -103,14 +119,16 @@ fn check_gemm<T: FloatElement>(c: &GemmCase<T>) -> std::result::Result<(), TestC
     let p = &c.p;
     let want = reference::gemm(&c.a, &c.b, c.c.as_deref(), c.bias.as_deref(), p);
     let what = format!(
-        "gemm {}x{}x{} alpha {} beta {} trans_b {} c {} bias {} in place {}",
+        "gemm {}x{}x{} alpha {} beta {} trans_a {} trans_b {} c {} ({:?}) bias {} in place {}",
         p.m,
         p.k,
         p.n,
         p.alpha,
         p.beta,
+        p.trans_a,
         p.trans_b,
         c.c.is_some(),
+        p.c_layout,
         c.bias.is_some(),
         c.in_place
     );
@@ -878,6 +896,8 @@ fn run_call(k: &Kit, c: &Call) {
         Call::Gemm([m, kk, n, la, lb], t, has_c, d) => {
             let p = GemmParams {
                 trans_b: *t,
+                trans_a: *d % 2 == 1,
+                c_layout: [GemmC::Full, GemmC::Row, GemmC::Column, GemmC::Scalar][*d as usize % 4],
                 alpha: 2.0,
                 ..GemmParams::new(*m, *kk, *n)
             };

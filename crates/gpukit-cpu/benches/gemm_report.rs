@@ -87,7 +87,7 @@ fn bmm(kit: &Kit, d: DType, batch: usize, m: usize, k: usize, n: usize) -> f64 {
     2.0 * (batch * m * k * n) as f64 / t / 1e9
 }
 
-fn gemm(kit: &Kit, d: DType, m: usize, k: usize, n: usize, trans: bool) -> f64 {
+fn gemm(kit: &Kit, d: DType, m: usize, k: usize, n: usize, trans: bool, ta: bool) -> f64 {
     let a = kit.upload_f64(d, &data(m * k)).unwrap();
     let b = kit.upload_f64(d, &data(k * n)).unwrap();
     let c = kit.upload_f64(d, &data(m * n)).unwrap();
@@ -108,6 +108,9 @@ fn gemm(kit: &Kit, d: DType, m: usize, k: usize, n: usize, trans: bool) -> f64 {
         i(1),
         DevArg::F64(1.5),
         DevArg::F64(0.5),
+        i(ta as usize),
+        i(n),
+        i(1),
     ];
     let t = time(|| launch(kit, &name, &args));
     2.0 * (m * k * n) as f64 / t / 1e9
@@ -211,27 +214,35 @@ fn main() {
         ),
         (
             "gemm-op f32 1024 (c, bias, alpha, beta)",
-            Box::new(|| gemm(&kit, DType::F32, 1024, 1024, 1024, false)),
+            Box::new(|| gemm(&kit, DType::F32, 1024, 1024, 1024, false, false)),
         ),
         (
             "gemm-op f32 1024 trans_b",
-            Box::new(|| gemm(&kit, DType::F32, 1024, 1024, 1024, true)),
+            Box::new(|| gemm(&kit, DType::F32, 1024, 1024, 1024, true, false)),
+        ),
+        (
+            "gemm-op f32 1024 trans_a",
+            Box::new(|| gemm(&kit, DType::F32, 1024, 1024, 1024, false, true)),
+        ),
+        (
+            "gemm-op f32 1024 trans_a trans_b",
+            Box::new(|| gemm(&kit, DType::F32, 1024, 1024, 1024, true, true)),
         ),
         (
             "gemm-op f32 encoder 1024x768x768",
-            Box::new(|| gemm(&kit, DType::F32, 1024, 768, 768, false)),
+            Box::new(|| gemm(&kit, DType::F32, 1024, 768, 768, false, false)),
         ),
         (
             "gemm-op f32 encoder 1024x768x3072",
-            Box::new(|| gemm(&kit, DType::F32, 1024, 768, 3072, false)),
+            Box::new(|| gemm(&kit, DType::F32, 1024, 768, 3072, false, false)),
         ),
         (
             "gemm-op f32 encoder 1024x3072x768",
-            Box::new(|| gemm(&kit, DType::F32, 1024, 3072, 768, false)),
+            Box::new(|| gemm(&kit, DType::F32, 1024, 3072, 768, false, false)),
         ),
         (
             "gemm-op f32 280x384x1536 trans_b",
-            Box::new(|| gemm(&kit, DType::F32, 280, 384, 1536, true)),
+            Box::new(|| gemm(&kit, DType::F32, 280, 384, 1536, true, false)),
         ),
         (
             "conv f32 64->64 3x3 56x56",

@@ -244,9 +244,25 @@ fn check_gemm<T: F>(special: u64) {
         } else {
             (0.75, -1.25)
         };
+        // A stored [k, m] (trans_a) on every third shape; C broadcast from a column
+        // [m, 1] (strides 1, 0) on every seventh: the expected values are those of the
+        // plain layout (the same chain), written out here.
+        let trans_a = variant % 3 == 1;
+        let c_col = variant.is_multiple_of(7);
         let a = vals::<T>(&mut r, m * k, special);
         let b = vals::<T>(&mut r, k * n, special);
-        let c = vals::<T>(&mut r, m * n, special);
+        let mut c = vals::<T>(&mut r, m * n, special);
+        let ccol = vals::<T>(&mut r, m, special);
+        if c_col {
+            for (i, v) in c.iter_mut().enumerate() {
+                *v = ccol[i / n.max(1)];
+            }
+        }
+        let at: Vec<T> = if trans_a {
+            (0..m * k).map(|i| a[(i % m) * k + i / m]).collect()
+        } else {
+            a.clone()
+        };
         let bias = vals::<T>(&mut r, n, special);
         let want = gemm_ref(
             &a,
@@ -259,8 +275,10 @@ fn check_gemm<T: F>(special: u64) {
             beta,
         );
         at_each_level(|lvl| {
-            let (ab, bb) = (kit.upload(&a).unwrap(), kit.upload(&b).unwrap());
-            let (cb, biasb) = (kit.upload(&c).unwrap(), kit.upload(&bias).unwrap());
+            let (ab, bb) = (kit.upload(&at).unwrap(), kit.upload(&b).unwrap());
+            let cb = kit.upload(if c_col { &ccol } else { &c }).unwrap();
+            let biasb = kit.upload(&bias).unwrap();
+            let (c_rs, c_cs) = if c_col { (1, 0) } else { (n, 1) };
             let y = kit.upload(&vec![T::from_f64(7.0).unwrap(); m * n]).unwrap();
             let args = [
                 (&y).into(),
@@ -276,9 +294,14 @@ fn check_gemm<T: F>(special: u64) {
                 i(has_bias as usize),
                 DevArg::F64(alpha),
                 DevArg::F64(beta),
+                i(trans_a as usize),
+                i(c_rs),
+                i(c_cs),
             ];
             launch(&kit, &nm, &args);
-            let what = format!("{nm} {m}x{k}x{n} t{trans} c{has_c} b{has_bias} {lvl:?}");
+            let what = format!(
+                "{nm} {m}x{k}x{n} ta{trans_a} t{trans} c{has_c} col{c_col} b{has_bias} {lvl:?}"
+            );
             assert_same(&y.download::<T>().unwrap(), &want, &what);
         });
     }

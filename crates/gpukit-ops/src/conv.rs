@@ -6,7 +6,7 @@
 use gpukit_core::{Buf, DType, DevArg, Error, Kit, Result};
 
 pub use gpukit_core::abi::conv::{
-    Conv2dParams, ConvTranspose2dParams, GemmParams, MaxPool2dParams,
+    Conv2dParams, ConvTranspose2dParams, GemmC, GemmParams, MaxPool2dParams,
 };
 
 use crate::check;
@@ -75,23 +75,28 @@ fn check_groups(op: &str, groups: usize, c_in: usize, c_out: usize) -> Result<()
     Ok(())
 }
 
-/// `Y[m×n] = alpha·(A[m×k]·op(B)) + beta·C + bias` (ONNX Gemm with `transA = 0`; float
-/// dtypes, row-major, contiguous).
+/// `Y[m×n] = alpha·(op(A)·op(B)) + beta·C + bias` (ONNX Gemm; float dtypes,
+/// row-major, contiguous).
 ///
-/// `a` is `[m, k]`; `b` is `[k, n]`, or `[n, k]` when `p.trans_b` (the layout of a
-/// PyTorch Linear weight); `c` (optional, `[m, n]`) and `bias` (optional, `[n]`, one
-/// value per column) are `None` when absent. Per output, in the compute type:
-/// `acc = +0.0`; for `t = 0..k` ascending `acc = fma(a[r][t], b(t, j), acc)`;
-/// `v = alpha * acc`; with C `v = fma(beta, c[r][j], v)`; with a bias `v = v + bias[j]`;
-/// stored once. `alpha` and `beta` are converted from f64 to the compute type by round
-/// to nearest even (f32 for f16/bf16/f32). `y` may be exactly `c` (in place); no other
-/// overlap is allowed.
+/// `a` is `[m, k]`, or `[k, m]` when `p.trans_a` (ONNX `transA`); `b` is `[k, n]`, or
+/// `[n, k]` when `p.trans_b` (the layout of a PyTorch Linear weight); `c` (optional) is
+/// laid out by `p.c_layout`: `[m, n]`, or broadcast without being materialised from a
+/// row (`n` values), a column (`m` values) or a scalar (1 value) — see
+/// [`GemmC::from_shape`] for ONNX's shapes; `bias` (optional, `[n]`, one value per
+/// column). Per output, in the compute type: `acc = +0.0`; for `t = 0..k` ascending
+/// `acc = fma(a(r, t), b(t, j), acc)`; `v = alpha * acc`; with C
+/// `v = fma(beta, c(r, j), v)`; with a bias `v = v + bias[j]`; stored once. `alpha` and
+/// `beta` are converted from f64 to the compute type by round to nearest even (f32 for
+/// f16/bf16/f32). All four transpose combinations run the same packed micro-kernel
+/// (only the packing differs), so they give the same bits for the same values. `y`
+/// may be exactly `c` when C is full (in place); no other overlap is allowed.
 ///
 /// Errors: [`Error::Absent`] / [`Error::DeviceMismatch`] for a missing or foreign
 /// buffer (including a `Some` absent buffer), [`Error::DType`] (non-float, or operands
-/// of different dtypes), [`Error::Length`] when a buffer does not hold its matrix,
-/// [`Error::SizeOverflow`], [`Error::InvalidArgument`] when `y` overlaps an input other
-/// than exactly `c`.
+/// of different dtypes), [`Error::Length`] when a buffer does not hold its matrix (C:
+/// the length its layout needs), [`Error::SizeOverflow`], [`Error::InvalidArgument`]
+/// when `y` overlaps an input other than exactly a full `c`.
+#[doc(alias = "Gemm")]
 pub fn gemm(
     kit: &Kit,
     y: &Buf,
@@ -111,15 +116,27 @@ pub fn gemm(
     let mk = check::product(op, "[m, k]", &[m, k])?;
     let kn = check::product(op, "[k, n]", &[k, n])?;
     check::len(op, "y", y, mn)?;
-    check::len(op, "a", a, mk)?;
-    check::len(op, "b", b, kn)?;
-    let (cb, has_c) = optional(kit, op, "c", c, d, mn)?;
+    check::len(op, if p.trans_a { "a ([k, m])" } else { "a" }, a, mk)?;
+    check::len(op, if p.trans_b { "b ([n, k])" } else { "b" }, b, kn)?;
+    let c_len = p.c_layout.len(m, n).ok_or_else(|| Error::SizeOverflow {
+        what: format!("{op}: c [m, n] = [{m}, {n}]"),
+    })?;
+    let c_name = match p.c_layout {
+        GemmC::Full => "c",
+        GemmC::Row => "c (a row [n])",
+        GemmC::Column => "c (a column [m, 1])",
+        GemmC::Scalar => "c (a scalar)",
+    };
+    let (cb, has_c) = optional(kit, op, c_name, c, d, c_len)?;
     let (bb, has_bias) = optional(kit, op, "bias", bias, d, n)?;
     check::no_overlap(op, y, &[(a, "a"), (b, "b"), (&bb, "bias")], false)?;
-    check::no_overlap(op, y, &[(&cb, "c")], true)?;
+    // In place only over a full C (a broadcast C is read by many outputs).
+    let c_exact_ok = p.c_layout == GemmC::Full;
+    check::no_overlap(op, y, &[(&cb, "c")], c_exact_ok)?;
     if mn == 0 {
         return Ok(());
     }
+    let (c_rs, c_cs) = p.c_layout.strides(n);
     let s = |what, v| check::i64_of(op, what, v);
     kit.launch_builtin(
         &check::name(op, d),
@@ -138,6 +155,9 @@ pub fn gemm(
             DevArg::I64(has_bias),
             DevArg::F64(p.alpha),
             DevArg::F64(p.beta),
+            DevArg::I64(i64::from(p.trans_a)),
+            DevArg::I64(s("c row stride", c_rs)?),
+            DevArg::I64(s("c column stride", c_cs)?),
         ],
     )
 }

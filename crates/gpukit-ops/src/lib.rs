@@ -21,6 +21,7 @@ mod conv;
 mod elementwise;
 mod index;
 mod linalg;
+mod linear;
 mod movement;
 mod norm;
 mod norm_ext;
@@ -40,6 +41,7 @@ pub use elementwise::{
 pub use gpukit_core::numeric::{BinaryOp, UnaryOp};
 pub use index::{gather, scatter};
 pub use linalg::{bmm, matmul};
+pub use linear::{linear, linear_out_dims, matmul_broadcast, matmul_broadcast_dims};
 pub use movement::*;
 pub use norm::*;
 pub use norm_ext::*;

@@ -5,7 +5,9 @@
 //! Parameters are the structs of [`gpukit_core::abi::conv`]; the output sizes are
 //! recomputed here from the ONNX formulas, independently of their `out_hw` methods.
 
-use gpukit_core::abi::conv::{Conv2dParams, ConvTranspose2dParams, GemmParams, MaxPool2dParams};
+use gpukit_core::abi::conv::{
+    Conv2dParams, ConvTranspose2dParams, GemmC, GemmParams, MaxPool2dParams,
+};
 use gpukit_core::numeric::{FloatElement, Real, max_nan};
 
 use crate::{assert_len, numel};
@@ -24,13 +26,15 @@ fn window_out(what: &str, len: usize, p0: usize, p1: usize, k: usize, s: usize, 
     (num as usize) / s + 1
 }
 
-/// `Y[m×n] = alpha·(A[m×k]·op(B)) + beta·C + bias` (ONNX Gemm with `transA = 0`).
+/// `Y[m×n] = alpha·(op(A)·op(B)) + beta·C + bias` (ONNX Gemm).
 ///
-/// `b` is `[k, n]`, or `[n, k]` when `p.trans_b`; `c` is `[m, n]`; `bias` is `[n]`,
-/// added to every row. Per output, in the compute type `R`:
-/// `acc = +0.0`; for `t = 0..k` ascending `acc = fma(load(a[r][t]), load(b(t, j)), acc)`;
-/// `v = R(alpha) * acc`; with C `v = fma(R(beta), load(c[r][j]), v)`; with a bias
-/// `v = v + load(bias[j])`; one store. `R(alpha)` rounds the f64 to nearest even.
+/// `a` is `[m, k]`, or `[k, m]` when `p.trans_a`; `b` is `[k, n]`, or `[n, k]` when
+/// `p.trans_b`; `c` is `[m, n]`, or broadcast by `p.c_layout` from a row `[n]`, a column
+/// `[m]` or a scalar `[1]`; `bias` is `[n]`, added to every row. Per output, in the
+/// compute type `R`: `acc = +0.0`; for `t = 0..k` ascending
+/// `acc = fma(load(a(r, t)), load(b(t, j)), acc)`; `v = R(alpha) * acc`; with C
+/// `v = fma(R(beta), load(c(r, j)), v)`; with a bias `v = v + load(bias[j])`; one
+/// store. `R(alpha)` rounds the f64 to nearest even.
 ///
 /// `k = 0` gives `R(alpha) * +0.0` (NaN for an infinite alpha) before the epilogue.
 ///
@@ -46,8 +50,23 @@ pub fn gemm<T: FloatElement>(
     let (m, k, n) = (p.m, p.k, p.n);
     assert_len("gemm", "a", a.len(), numel(&[m, k], "gemm"));
     assert_len("gemm", "b", b.len(), numel(&[k, n], "gemm"));
+    // C's element (r, j), written out per layout (not through strides).
+    let c_at = |c: &[T], r: usize, j: usize| -> T {
+        match p.c_layout {
+            GemmC::Full => c[r * n + j],
+            GemmC::Row => c[j],
+            GemmC::Column => c[r],
+            GemmC::Scalar => c[0],
+        }
+    };
     if let Some(c) = c {
-        assert_len("gemm", "c", c.len(), numel(&[m, n], "gemm"));
+        let want = match p.c_layout {
+            GemmC::Full => numel(&[m, n], "gemm"),
+            GemmC::Row => n,
+            GemmC::Column => m,
+            GemmC::Scalar => 1,
+        };
+        assert_len("gemm", "c", c.len(), want);
     }
     if let Some(bias) = bias {
         assert_len("gemm", "bias", bias.len(), n);
@@ -59,16 +78,21 @@ pub fn gemm<T: FloatElement>(
         for j in 0..n {
             let mut acc = <T::Real as Real>::ZERO;
             for t in 0..k {
+                let av = if p.trans_a {
+                    a[t * m + r]
+                } else {
+                    a[r * k + t]
+                };
                 let bv = if p.trans_b {
                     b[j * k + t]
                 } else {
                     b[t * n + j]
                 };
-                acc = a[r * k + t].load().fma(bv.load(), acc);
+                acc = av.load().fma(bv.load(), acc);
             }
             let mut v = alpha * acc;
             if let Some(c) = c {
-                v = beta.fma(c[r * n + j].load(), v);
+                v = beta.fma(c_at(c, r, j).load(), v);
             }
             if let Some(bias) = bias {
                 v = v + bias[j].load();

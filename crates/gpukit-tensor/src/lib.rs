@@ -38,6 +38,7 @@ use gpukit_core::{Buf, DType, Element, Error, Kit, Result};
 pub use attention::AttentionOptions;
 pub use layout::broadcast_shapes;
 pub use nn::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions};
+pub use math::GemmOpts;
 pub use reduce::ReduceOp;
 
 /// An n-dimensional array on a kit's device: a shared buffer plus dims, element strides

@@ -46,7 +46,11 @@ fn gemm<T: FloatElement>(kit: &Kit, seed: u64) -> Result<Option<String>> {
     };
     ops::gemm(kit, &y, &ba, &bb, None, None, &p)?;
     let want = reference::gemm(&a, &b, None, None, &p);
-    Ok(mismatch(&y.download::<T>()?, &want).map(|m| format!("plain: {m}")))
+    if let Some(m) = mismatch(&y.download::<T>()?, &want) {
+        return Ok(Some(format!("plain: {m}")));
+    }
+    // trans_a, broadcast C and linear (crates/gpukit/src/selftest_linalg.rs).
+    crate::selftest_linalg::gemm_extra::<T>(kit, seed)
 }
 
 fn conv2d<T: FloatElement>(kit: &Kit, seed: u64) -> Result<Option<String>> {

@@ -105,10 +105,14 @@ fn bmm<T: FloatElement>(kit: &Kit, seed: u64) -> Result<Option<String>> {
         kit.alloc(T::DTYPE, batch * m * n)?,
     );
     ops::bmm(kit, &c, &ba, &bb, batch, m, k, n, m * k, 0)?;
-    Ok(mismatch(
+    if let Some(e) = mismatch(
         &c.download::<T>()?,
         &reference::bmm(&a, &b, batch, m, k, n, m * k, 0),
-    ))
+    ) {
+        return Ok(Some(e));
+    }
+    // numpy batch broadcasting (crates/gpukit/src/selftest_linalg.rs).
+    crate::selftest_linalg::bmm_broadcast::<T>(kit, seed)
 }
 
 fn gather_scatter<T: Element>(kit: &Kit, seed: u64) -> Result<Option<String>> {

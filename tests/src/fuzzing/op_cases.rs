@@ -2,7 +2,7 @@
 //! each public function of `gpukit-ops`, random and lying arguments built on one kit
 //! from a case seed, so every kit gets the same case.
 
-use gpukit::abi::conv::{ConvTranspose2dParams, GemmParams, MaxPool2dParams};
+use gpukit::abi::conv::{ConvTranspose2dParams, GemmC, GemmParams, MaxPool2dParams};
 use gpukit::ops::{
     self, AttentionShape, AxisSlice, AxisSlot, BatchNorm, BinaryOp, Conv2dParams, LayerNorm, MapFn,
     Resize2d, UnaryOp,
@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 59] = [
+pub const OPS: [&str; 63] = [
     "softmax_rows",
     "sum",
     "dot",
@@ -75,6 +75,11 @@ pub const OPS: [&str; 59] = [
     "layer_norm_ex",
     "group_norm",
     "rms_norm",
+    // The GEMM family's model-author forms.
+    "linear",
+    "linear_out_dims",
+    "matmul_broadcast",
+    "matmul_broadcast_dims",
 ];
 
 /// The checked product of `dims`, if it is a buffer length the case may allocate.
@@ -616,10 +621,15 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             p.alpha = c.param("alpha");
             p.beta = c.param("beta");
             p.trans_b = c.r.one_in(2);
+            p.trans_a = c.r.one_in(2);
+            p.c_layout =
+                *c.r.pick(&[GemmC::Full, GemmC::Row, GemmC::Column, GemmC::Scalar]);
+            c.note("c_layout", p.c_layout);
+            let c_fit = p.c_layout.len(p.m, p.n).filter(|&n| n <= MAX_FIT);
             let y = c.buf("y", d, fit(&[p.m, p.n]));
             let a = c.input("a", d, fit(&[p.m, p.k]), y);
             let b = c.input("b", d, fit(&[p.k, p.n]), y);
-            let cm = (!c.r.one_in(2)).then(|| c.input("c", d, fit(&[p.m, p.n]), y));
+            let cm = (!c.r.one_in(2)).then(|| c.input("c", d, c_fit, y));
             let bias = (!c.r.one_in(2)).then(|| c.input("bias", d, fit(&[p.n]), y));
             let (cm, bias) = (cm.map(|i| c.v(i)), bias.map(|i| c.v(i)));
             ops::gemm(k, c.v(y), c.v(a), c.v(b), cm, bias, &p)
@@ -930,6 +940,36 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
                 }
                 _ => ops::logical_not(k, c.v(o), c.v(x)),
             }
+        }
+        "linear" | "linear_out_dims" => {
+            let x_dims = c.dims("x_dims", 4);
+            let w_dims = [c.dim("out"), c.dim("in")];
+            if op == "linear_out_dims" {
+                return ops::linear_out_dims(&x_dims, w_dims).map(|_| ());
+            }
+            let out_n = ops::linear_out_dims(&x_dims, w_dims)
+                .ok()
+                .and_then(|o| fit(&o));
+            let y = c.buf("y", d, out_n);
+            let x = c.input("x", d, fit(&x_dims), y);
+            let w = c.input("w", d, fit(&w_dims), y);
+            let bias = (!c.r.one_in(2)).then(|| c.input("bias", d, fit(&[w_dims[0]]), y));
+            let bias = bias.map(|i| c.v(i));
+            ops::linear(k, c.v(y), c.v(x), &x_dims, c.v(w), w_dims, bias)
+        }
+        "matmul_broadcast" | "matmul_broadcast_dims" => {
+            let a_dims = c.dims("a_dims", 5);
+            let b_dims = c.dims("b_dims", 5);
+            if op == "matmul_broadcast_dims" {
+                return ops::matmul_broadcast_dims(&a_dims, &b_dims).map(|_| ());
+            }
+            let out_n = ops::matmul_broadcast_dims(&a_dims, &b_dims)
+                .ok()
+                .and_then(|o| fit(&o));
+            let o = c.buf("c", d, out_n);
+            let a = c.input("a", d, fit(&a_dims), o);
+            let b = c.input("b", d, fit(&b_dims), o);
+            ops::matmul_broadcast(k, c.v(o), c.v(a), &a_dims, c.v(b), &b_dims)
         }
         other => panic!("no fuzz case for op `{other}`"),
     }

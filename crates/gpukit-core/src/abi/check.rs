@@ -321,11 +321,20 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
         }
         "gemm" => {
             let (m, k, n, has_c, has_bias) = (s[5], s[6], s[7], s[9], s[10]);
+            let (c_rs, c_cs) = (s[14], s[15]);
             c.need_prod(0, &[m, n])?;
             c.need_prod(1, &[m, k])?;
             c.need_prod(2, &[k, n])?;
-            if has_c != 0 {
-                c.need_prod(3, &[m, n])?;
+            if has_c != 0 && m != 0 && n != 0 {
+                // The last element C is read at: (m-1)*c_rs + (n-1)*c_cs.
+                let last = (m - 1)
+                    .checked_mul(c_rs)
+                    .and_then(|x| (n - 1).checked_mul(c_cs).and_then(|y| x.checked_add(y)))
+                    .and_then(|x| x.checked_add(1));
+                match last {
+                    Some(v) => c.need(3, v)?,
+                    None => return c.err(14, "C's strides overflow".into()),
+                }
             }
             if has_bias != 0 {
                 c.need(4, n)?;

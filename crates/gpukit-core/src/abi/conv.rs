@@ -16,18 +16,21 @@ const FLOATS: &[DType] = &FLOAT_DTYPES;
 
 /// The `conv` group's kernels (joined into [`super::all_kernels`]).
 pub const KERNELS: &[KernelSig] = &[
-    // General matrix product with epilogue. a [m, k]; b [k, n] (trans_b = 0) or [n, k]
-    // (trans_b = 1, a PyTorch Linear weight), so b(t, j) = b[t*n + j] or b[j*k + t];
-    // c [m, n] when has_c; bias [n] when has_bias; y [m, n]. Per y[r][j]:
-    // acc = +0.0; for t = 0..k ascending acc = fma(load(a[r][t]), load(b(t, j)), acc);
-    // v = R(alpha) * acc; if has_c: v = fma(R(beta), load(c[r][j]), v);
+    // General matrix product with epilogue (ONNX Gemm). a [m, k] (trans_a = 0) or
+    // [k, m] (trans_a = 1), so a(r, t) = a[r*k + t] or a[t*m + r]; b [k, n] (trans_b = 0)
+    // or [n, k] (trans_b = 1, a PyTorch Linear weight), so b(t, j) = b[t*n + j] or
+    // b[j*k + t]; c(r, j) = c[r*c_rs + j*c_cs] when has_c (c_rs = n, c_cs = 1 for a full
+    // [m, n] C; a stride of 0 broadcasts a row [n], a column [m, 1] or a scalar); bias
+    // [n] when has_bias; y [m, n]. Per y[r][j]:
+    // acc = +0.0; for t = 0..k ascending acc = fma(load(a(r, t)), load(b(t, j)), acc);
+    // v = R(alpha) * acc; if has_c: v = fma(R(beta), load(c(r, j)), v);
     // if has_bias: v = v + load(bias[j]); y[r][j] = store(v).
-    // `y` may be exactly `c` (in place); no other overlap.
+    // `y` may be exactly `c` (in place, full C only); no other overlap.
     KernelSig {
         op: "gemm",
         dtypes: FLOATS,
         args: "y: buf, a: buf, b: buf, c: buf, bias: buf, m, k, n, trans_b, has_c, has_bias, \
-               alpha: f64, beta: f64",
+               alpha: f64, beta: f64, trans_a, c_rs, c_cs",
     },
     // 2-D convolution (ONNX Conv). x [n, c_in, h, w]; weight [c_out, c_in/groups, kh, kw];
     // bias [c_out] when has_bias; y [n, c_out, oh, ow]. Output channel oc belongs to
@@ -74,12 +77,65 @@ pub const KERNELS: &[KernelSig] = &[
     },
 ];
 
-/// Parameters of `gemm`: `Y[m×n] = alpha·(A[m×k]·op(B)) + beta·C + bias`.
+/// How gemm's C operand is laid out (ONNX Gemm's unidirectional broadcast of C to
+/// `[m, n]`). C is never materialised: a broadcast axis has stride 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GemmC {
+    /// `[m, n]`, row-major: `c(r, j) = c[r*n + j]`.
+    #[default]
+    Full,
+    /// One row `[n]` (or `[1, n]`) shared by every row: `c(r, j) = c[j]`.
+    Row,
+    /// One column `[m, 1]` shared by every column: `c(r, j) = c[r]`.
+    Column,
+    /// One value (`[]`, `[1]` or `[1, 1]`) for every output: `c(r, j) = c[0]`.
+    Scalar,
+}
+
+impl GemmC {
+    /// The layout of an ONNX Gemm C of shape `dims` for an `[m, n]` output, by ONNX's
+    /// unidirectional broadcasting: `[m, n]` is [`GemmC::Full`], `[n]`/`[1, n]`
+    /// [`GemmC::Row`], `[m, 1]` [`GemmC::Column`], `[]`/`[1]`/`[1, 1]`
+    /// [`GemmC::Scalar`] (an exact `[m, n]` is always taken as full, so `m = 1` or
+    /// `n = 1` is never ambiguous). Returns `None` when `dims` does not broadcast to
+    /// `[m, n]`.
+    pub fn from_shape(dims: &[usize], m: usize, n: usize) -> Option<GemmC> {
+        match *dims {
+            [a, b] if a == m && b == n => Some(GemmC::Full),
+            [] | [1] | [1, 1] => Some(GemmC::Scalar),
+            [b] | [1, b] if b == n => Some(GemmC::Row),
+            [a, 1] if a == m => Some(GemmC::Column),
+            _ => None,
+        }
+    }
+
+    /// The element strides `(row, column)` of C in an `m × n` product.
+    pub fn strides(self, n: usize) -> (usize, usize) {
+        match self {
+            GemmC::Full => (n, 1),
+            GemmC::Row => (0, 1),
+            GemmC::Column => (1, 0),
+            GemmC::Scalar => (0, 0),
+        }
+    }
+
+    /// The number of elements C holds in an `m × n` product.
+    pub fn len(self, m: usize, n: usize) -> Option<usize> {
+        match self {
+            GemmC::Full => m.checked_mul(n),
+            GemmC::Row => Some(n),
+            GemmC::Column => Some(m),
+            GemmC::Scalar => Some(1),
+        }
+    }
+}
+
+/// Parameters of `gemm`: `Y[m×n] = alpha·(op(A)·op(B)) + beta·C + bias`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GemmParams {
-    /// Rows of A and Y.
+    /// Rows of op(A) and Y.
     pub m: usize,
-    /// Columns of A, the summed dimension.
+    /// Columns of op(A), the summed dimension.
     pub k: usize,
     /// Columns of Y.
     pub n: usize,
@@ -87,12 +143,16 @@ pub struct GemmParams {
     pub alpha: f64,
     /// Scale of C (converted likewise; unused without C).
     pub beta: f64,
+    /// A is stored `[k, m]` instead of `[m, k]` (ONNX `transA`).
+    pub trans_a: bool,
     /// B is stored `[n, k]` (a PyTorch Linear weight) instead of `[k, n]`.
     pub trans_b: bool,
+    /// The layout of C (full, or broadcast from a row, a column or a scalar).
+    pub c_layout: GemmC,
 }
 
 impl GemmParams {
-    /// `m × k × n` with `alpha = beta = 1` and B not transposed.
+    /// `m × k × n` with `alpha = beta = 1`, neither operand transposed, a full C.
     pub fn new(m: usize, k: usize, n: usize) -> GemmParams {
         GemmParams {
             m,
@@ -100,7 +160,9 @@ impl GemmParams {
             n,
             alpha: 1.0,
             beta: 1.0,
+            trans_a: false,
             trans_b: false,
+            c_layout: GemmC::Full,
         }
     }
 }

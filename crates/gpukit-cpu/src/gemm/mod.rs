@@ -33,7 +33,7 @@ use rayon::prelude::*;
 
 pub(crate) use micro::GemmReal;
 use micro::Kernel;
-pub(crate) use pack::{RowMajor, TransB};
+pub(crate) use pack::{RowMajor, TransA, TransB};
 use scratch::{Scratch, ScratchReal};
 
 use crate::kernels::simd::{dispatch, simd_level};

@@ -74,6 +74,50 @@ impl<T: FloatElement + Sync> PackB<T::Real> for RowMajor<'_, T> {
     }
 }
 
+/// A stored transposed, `[k, m]` per batch item: `a(r, t)` of item `bi` is
+/// `data[bi*bstride + t*ld + r]` (ONNX Gemm `transA`). Packs into the same panels as
+/// [`RowMajor`] does, so the micro-kernel and every chain are those of the plain case.
+pub(crate) struct TransA<'a, T> {
+    /// The elements.
+    pub(crate) data: &'a [T],
+    /// Row stride of the stored `[k, m]` matrix.
+    pub(crate) ld: usize,
+    /// Batch stride.
+    pub(crate) bstride: usize,
+}
+
+impl<T: FloatElement + Sync> PackA<T::Real> for TransA<'_, T> {
+    #[inline(always)]
+    fn pack_a(
+        &self,
+        bi: usize,
+        r0: usize,
+        rows: usize,
+        t0: usize,
+        kc: usize,
+        mr: usize,
+        dst: &mut [T::Real],
+    ) {
+        let zero = <T::Real as Real>::ZERO;
+        let base = bi * self.bstride + t0 * self.ld + r0;
+        for (p, panel) in dst.chunks_exact_mut(kc * mr).enumerate() {
+            let rlo = p * mr;
+            let rn = mr.min(rows - rlo);
+            // Stored row t holds the panel's rows contiguously: one short read per t,
+            // written down the panel's column t.
+            for t in 0..kc {
+                let src = &self.data[base + t * self.ld + rlo..][..rn];
+                for (d, v) in panel[t..].iter_mut().step_by(kc).zip(src) {
+                    *d = v.load();
+                }
+            }
+            for d in panel.chunks_exact_mut(kc).skip(rn) {
+                d.fill(zero);
+            }
+        }
+    }
+}
+
 /// B stored transposed, `[n, k]` per batch item: `b(t, j)` of item `bi` is
 /// `data[bi*bstride + j*ld + t]` (a PyTorch Linear weight).
 pub(crate) struct TransB<'a, T> {

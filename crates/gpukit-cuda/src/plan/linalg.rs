@@ -75,7 +75,8 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
     let (batch, m, n) = match c.op {
         // c, a, b, batch, m, k, n, a_bstride, b_bstride
         "bmm" => (c.count(3)?, c.count(4)?, c.count(6)?),
-        // y, a, b, c, bias, m, k, n, trans_b, has_c, has_bias, alpha, beta
+        // y, a, b, c, bias, m, k, n, trans_b, has_c, has_bias, alpha, beta, trans_a,
+        // c_rs, c_cs
         _ => (1, c.count(5)?, c.count(7)?),
     };
     // k only has to be a count: k = 0 still writes +0.0 (+ epilogue) everywhere.
@@ -120,6 +121,7 @@ mod tests {
         let mut a: Vec<KernelArg> = (1..=5).map(|p| buf(p << 24)).collect();
         a.extend([m, k, n, 1, 1, 1].map(KernelArg::I64));
         a.extend([KernelArg::F64(0.5), KernelArg::F64(2.0)]);
+        a.extend([0, n, 1].map(KernelArg::I64));
         a
     }
 
