@@ -24,6 +24,7 @@ mod movement;
 mod norm;
 mod reduce;
 mod reduce_axes;
+mod resize;
 
 pub use attention::*;
 pub use cast::cast;
@@ -41,3 +42,7 @@ pub use movement::*;
 pub use norm::*;
 pub use reduce::{dot, softmax_rows, sum};
 pub use reduce_axes::{AxesPlan, ReduceOp, reduce_axes, reduce_out_dims};
+pub use resize::{
+    CoordMode, NearestMode, ResizeMode, ResizePlan, ResizeSpec, ResizeTarget, resize,
+    resize_out_dims,
+};

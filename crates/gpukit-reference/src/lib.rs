@@ -36,6 +36,7 @@ mod conv;
 mod movement;
 mod norm;
 mod reduce_axes;
+mod resize;
 
 pub use attention::*;
 pub use cast::cast;
@@ -44,6 +45,7 @@ pub use conv::*;
 pub use movement::*;
 pub use norm::*;
 pub use reduce_axes::{ReduceElem, reduce_axes};
+pub use resize::{resize_nd, resize_nearest_nd, resize_out_dims};
 
 use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, Real, UnaryOp, max_nan, resolve_index};
 use gpukit_core::reduce::fold;

@@ -27,6 +27,7 @@ mod mask;
 mod math;
 mod nn;
 mod reduce;
+mod resize;
 mod view;
 
 use std::sync::Arc;
@@ -36,6 +37,7 @@ use gpukit_core::{Buf, DType, Element, Error, Kit, Result};
 pub use layout::broadcast_shapes;
 pub use nn::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions};
 pub use reduce::ReduceOp;
+pub use resize::{CoordMode, NearestMode, ResizeMode, ResizeOptions};
 
 /// An n-dimensional array on a kit's device: a shared buffer plus dims, element strides
 /// and an element offset. Cloning is cheap (the buffer and the layout are shared).

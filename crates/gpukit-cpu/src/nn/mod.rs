@@ -8,6 +8,7 @@ mod conv;
 mod movement;
 mod norm;
 mod reduce_axes;
+mod resize;
 
 /// `(name, entry point)` for every neural-network kernel.
 pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
@@ -16,5 +17,6 @@ pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
     v.extend(attention::entries());
     v.extend(movement::entries());
     v.extend(reduce_axes::entries());
+    v.extend(resize::entries());
     v
 }
