@@ -273,8 +273,10 @@ fn onnx_examples() {
     assert_eq!(&got[..8], &[1.0, 2.0, 2.0, 3.0, 3.0, 4.0, 4.0, 4.0]);
 }
 
-/// The existing resize_nearest (asymmetric, floor, exact integers) is this op's
-/// nearest/asymmetric/floor with sizes for every small shape: the same bits.
+/// The existing resize_nearest (asymmetric, floor, exact integer quotients) agrees with
+/// this op's nearest/asymmetric/floor with sizes on these shapes (the f64 coordinate
+/// `y / (out / in)` does not round across an integer here; it always agrees for
+/// integer upsampling factors).
 #[test]
 fn existing_nearest_is_a_special_case() {
     let kit = gpukit::cpu().unwrap();
@@ -457,10 +459,12 @@ fn bad_inputs_are_refused() {
     ));
     assert!(m.contains("overlap"), "{m}");
     // Rank above 8.
+    let one = kit.upload(&[5.0f32]).unwrap();
+    let one_out: Buf = kit.alloc(DType::F32, 1).unwrap();
     let m = e(ops::resize(
         &kit,
-        &x,
-        &out,
+        &one_out,
+        &one,
         &[1; 9],
         ResizeTarget::Sizes(&[1; 9]),
         &lin,
