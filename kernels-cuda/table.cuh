@@ -77,6 +77,7 @@
 #define GK_FOR_logical_bf16_to(X) X(logical_bf16_to, f32, float) X(logical_bf16_to, f64, double) X(logical_bf16_to, f16, gk_f16) X(logical_bf16_to, bf16, gk_bf16) X(logical_bf16_to, i64, i64) X(logical_bf16_to, i32, int)
 #define GK_FOR_logical_i64_to(X) X(logical_i64_to, f32, float) X(logical_i64_to, f64, double) X(logical_i64_to, f16, gk_f16) X(logical_i64_to, bf16, gk_bf16) X(logical_i64_to, i64, i64) X(logical_i64_to, i32, int)
 #define GK_FOR_logical_i32_to(X) X(logical_i32_to, f32, float) X(logical_i32_to, f64, double) X(logical_i32_to, f16, gk_f16) X(logical_i32_to, bf16, gk_bf16) X(logical_i32_to, i64, i64) X(logical_i32_to, i32, int)
+#define GK_FOR_resize(X) X(resize, f32, float) X(resize, f64, double) X(resize, f16, gk_f16) X(resize, bf16, gk_bf16) X(resize, i64, i64) X(resize, i32, int)
 
 // Auxiliary entries of the launch plans.
 #define GK_FOR_bmm_small(X) X(bmm_small, f32, float) X(bmm_small, f64, double) X(bmm_small, f16, gk_f16) X(bmm_small, bf16, gk_bf16)

@@ -464,6 +464,53 @@ def main():
          [floats((4, 5), np.float64), floats((5,), np.float64), floats((5,), np.float64),
           floats((5,), np.float64), floats((5,), np.float64, lo=0.5, hi=1.5)])
 
+    # Resize (opset 19+ modes; roi / tf_crop_and_resize and antialias are not mapped).
+    def resize_case(name, x, scales=None, sizes=None, opset=OPSET, **attrs):
+        sc = None if scales is None else np.array(scales, np.float32)
+        sz = None if sizes is None else np.array(sizes, np.int64)
+        case(name, "Resize", [x, None, sc, sz], attrs, opset=opset,
+             tol=EXACT if attrs.get("mode", "nearest") == "nearest" else None)
+    img = floats((1, 2, 4, 5))
+    for coord in ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                  "half_pixel_symmetric"]:
+        resize_case(f"resize_linear_{coord}_up_f32", img, scales=[1, 1, 2.0, 1.5],
+                    mode="linear", coordinate_transformation_mode=coord)
+        resize_case(f"resize_linear_{coord}_sizes_f32", img, sizes=[1, 2, 3, 7],
+                    mode="linear", coordinate_transformation_mode=coord)
+    for nm in ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"]:
+        for coord in ["half_pixel", "asymmetric", "align_corners"]:
+            resize_case(f"resize_nearest_{nm}_{coord}_f32", img, sizes=[1, 2, 7, 3],
+                        nearest_mode=nm, coordinate_transformation_mode=coord)
+    resize_case("resize_nearest_scales_down_f32", floats((1, 1, 5, 7)),
+                scales=[1, 1, 0.6, 0.45])
+    resize_case("resize_nearest_i64", ints((2, 3, 4)), sizes=[2, 5, 6], nearest_mode="ceil",
+                coordinate_transformation_mode="asymmetric")
+    resize_case("resize_nearest_axes_f64", floats((3, 4, 2), np.float64), sizes=[7, 3],
+                axes=[0, 1])
+    case("resize_nearest_tf_half_pixel_for_nn_f32", "Resize",
+         [img, np.zeros(0, np.float32), np.zeros(0, np.float32),
+          np.array([1, 2, 7, 9], np.int64)],
+         {"coordinate_transformation_mode": "tf_half_pixel_for_nn"}, opset=11, tol=EXACT,
+         from_ort=True,
+         note="expected from onnxruntime at opset 11: tf_half_pixel_for_nn left the spec in "
+              "opset 13 and the reference evaluator does not take it")
+    resize_case("resize_linear_3d_f64", floats((2, 3, 4), np.float64), scales=[1.5, 0.7, 2.0],
+                mode="linear")
+    resize_case("resize_linear_axes_reordered_f32", floats((2, 3, 4, 5)), scales=[0.5, 1.8],
+                axes=[3, 2], mode="linear")
+    resize_case("resize_linear_down_exclude_f32", floats((1, 1, 6, 8)), sizes=[1, 1, 4, 3],
+                mode="linear", exclude_outside=1)
+    resize_case("resize_linear_size1_f32", floats((1, 1, 1, 4)), sizes=[1, 1, 3, 1],
+                mode="linear", coordinate_transformation_mode="pytorch_half_pixel")
+    for coord in ["half_pixel", "align_corners", "asymmetric"]:
+        resize_case(f"resize_cubic_{coord}_f32", img, scales=[1, 1, 1.5, 2.0], mode="cubic",
+                    coordinate_transformation_mode=coord)
+    resize_case("resize_cubic_a05_exclude_f64", floats((1, 1, 5, 5), np.float64),
+                sizes=[1, 1, 8, 3], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1)
+    resize_case("resize_cubic_down_f32", floats((1, 1, 8, 8)), scales=[1, 1, 0.8, 0.6],
+                mode="cubic")
+    resize_case("resize_linear_empty_f32", floats((1, 0, 3)), sizes=[1, 0, 5], mode="linear")
+
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:
         f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"
                 "\tnote\n")

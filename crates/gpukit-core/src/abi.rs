@@ -23,6 +23,7 @@ pub mod movement;
 pub mod norm;
 pub mod norm_ext;
 pub mod reduce_axes;
+pub mod resize;
 use crate::numeric::{FLOAT_DTYPES, INT_DTYPES};
 pub use check::check_args;
 pub use contents::check_contents;
@@ -214,8 +215,8 @@ pub fn kernel_name(op: &str, dtype: DType) -> String {
 
 /// Every kernel signature: the arithmetic core ([`KERNELS`]), the neural-network
 /// groups ([`conv`], [`norm`], [`attention`], [`movement`]), the casts ([`cast`]), the
-/// reductions along axes ([`reduce_axes`]) and the comparison / select / logical groups
-/// ([`compare`]).
+/// reductions along axes ([`reduce_axes`]), the comparison / select / logical groups
+/// ([`compare`]) and the general resize ([`resize`]).
 pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
     KERNELS
         .iter()
@@ -227,6 +228,7 @@ pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
         .chain(cast::KERNELS)
         .chain(reduce_axes::KERNELS)
         .chain(compare::KERNELS)
+        .chain(resize::KERNELS)
 }
 
 /// Every built-in kernel name, in table order.

@@ -26,6 +26,7 @@ mod pool;
 mod profile;
 pub mod reduce;
 pub mod reduce_axes;
+pub mod resize;
 mod run;
 
 pub use buf::Buf;

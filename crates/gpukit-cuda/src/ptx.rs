@@ -40,6 +40,10 @@ pub const MODULES: &[(&str, &str)] = &[
         "reduce_axes",
         include_str!("../../../kernels-cuda/ptx/reduce_axes.ptx"),
     ),
+    (
+        "resize",
+        include_str!("../../../kernels-cuda/ptx/resize.ptx"),
+    ),
 ];
 
 /// One `.entry` of a PTX module: its name and its parameters' PTX types

@@ -27,6 +27,7 @@ mod norm;
 mod norm_ext;
 mod reduce;
 mod reduce_axes;
+mod resize;
 
 pub use attention::*;
 pub use attention_general::*;
@@ -47,3 +48,7 @@ pub use norm::*;
 pub use norm_ext::*;
 pub use reduce::{dot, softmax_rows, sum};
 pub use reduce_axes::{AxesPlan, ReduceOp, reduce_axes, reduce_out_dims};
+pub use resize::{
+    CoordMode, NearestMode, ResizeMode, ResizePlan, ResizeSpec, ResizeTarget, resize,
+    resize_out_dims,
+};

@@ -39,6 +39,7 @@ mod movement;
 mod norm;
 mod norm_ext;
 mod reduce_axes;
+mod resize;
 
 pub use attention::*;
 pub use attention_general::attention_general;
@@ -50,6 +51,7 @@ pub use movement::*;
 pub use norm::*;
 pub use norm_ext::*;
 pub use reduce_axes::{ReduceElem, reduce_axes};
+pub use resize::{resize_nd, resize_nearest_nd, resize_out_dims};
 
 use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, Real, UnaryOp, max_nan, resolve_index};
 use gpukit_core::reduce::fold;

@@ -29,6 +29,7 @@ mod math;
 mod nn;
 mod norm;
 mod reduce;
+mod resize;
 mod view;
 
 use std::sync::Arc;
@@ -40,6 +41,7 @@ pub use layout::broadcast_shapes;
 pub use nn::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions};
 pub use math::GemmOpts;
 pub use reduce::ReduceOp;
+pub use resize::{CoordMode, NearestMode, ResizeMode, ResizeOptions};
 
 /// An n-dimensional array on a kit's device: a shared buffer plus dims, element strides
 /// and an element offset. Cloning is cheap (the buffer and the layout are shared).

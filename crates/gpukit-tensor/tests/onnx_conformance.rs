@@ -14,7 +14,10 @@ use std::path::PathBuf;
 
 use gpukit_core::{DType, Kit};
 use gpukit_ops::{BinaryOp, CmpOp, LogicOp, UnaryOp};
-use gpukit_tensor::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions, ReduceOp, Tensor};
+use gpukit_tensor::{
+    ConvOptions, ConvTransposeOptions, CoordMode, NearestMode, Padding, PoolOptions, ReduceOp,
+    ResizeMode, ResizeOptions, Tensor,
+};
 
 /// Cases the tensor API cannot run yet, with the reason (docs/onnx.md, "Exceptions").
 const UNSUPPORTED: &[(&str, &str)] = &[];
@@ -493,8 +496,57 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
         "BatchNormalization" => {
             vec![req(0).batch_norm(req(1), req(2), req(3), req(4), c.float("epsilon", 1e-5))?]
         }
+        "Resize" => vec![resize(c, x)?],
         other => return Err(Fail::Unsupported(format!("op {other} is not mapped"))),
     })
+}
+
+/// ONNX Resize (inputs X, roi, scales, sizes; attributes as ONNX names them).
+fn resize(c: &Case, x: &[Option<Tensor>]) -> std::result::Result<Tensor, Fail> {
+    let input = |i: usize| x.get(i).and_then(|v| v.as_ref());
+    let t = input(0).expect("X");
+    let unsupported = |what: String| Err(Fail::Unsupported(what));
+    let mode = match c.string("mode", "nearest").as_str() {
+        "nearest" => ResizeMode::Nearest,
+        "linear" => ResizeMode::Linear,
+        "cubic" => ResizeMode::Cubic,
+        m => return unsupported(format!("mode {m}")),
+    };
+    let coord = match c
+        .string("coordinate_transformation_mode", "half_pixel")
+        .as_str()
+    {
+        "half_pixel" => CoordMode::HalfPixel,
+        "pytorch_half_pixel" => CoordMode::PytorchHalfPixel,
+        "align_corners" => CoordMode::AlignCorners,
+        "asymmetric" => CoordMode::Asymmetric,
+        "tf_half_pixel_for_nn" => CoordMode::TfHalfPixelForNn,
+        "half_pixel_symmetric" => CoordMode::HalfPixelSymmetric,
+        m => return unsupported(format!("coordinate_transformation_mode {m}")),
+    };
+    let nearest = match c.string("nearest_mode", "round_prefer_floor").as_str() {
+        "round_prefer_floor" => NearestMode::RoundPreferFloor,
+        "round_prefer_ceil" => NearestMode::RoundPreferCeil,
+        "floor" => NearestMode::Floor,
+        "ceil" => NearestMode::Ceil,
+        m => return unsupported(format!("nearest_mode {m}")),
+    };
+    if c.int("antialias", 0) != 0 || c.string("keep_aspect_ratio_policy", "stretch") != "stretch" {
+        return unsupported("antialias / keep_aspect_ratio_policy".into());
+    }
+    let scales = input(2).map(|s| s.to_vec::<f32>().expect("f32 scales"));
+    let sizes = input(3).map(|s| usizes(Some(host_i64(s))));
+    let o = ResizeOptions {
+        sizes: sizes.filter(|v| !v.is_empty()),
+        scales: scales.filter(|v| !v.is_empty()),
+        axes: c.ints("axes").unwrap_or_default(),
+        mode,
+        coord,
+        nearest,
+        cubic_a: c.float("cubic_coeff_a", -0.75) as f32,
+        exclude_outside: c.int("exclude_outside", 0) != 0,
+    };
+    Ok(t.resize(&o)?)
 }
 
 /// A tensor's values widened exactly to f64 (floats, NaN canonical) or i64

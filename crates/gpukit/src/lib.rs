@@ -56,6 +56,8 @@ mod selftest_norm_ext;
 mod selftest_ops;
 #[cfg(feature = "selftest")]
 mod selftest_reduce_axes;
+#[cfg(feature = "selftest")]
+mod selftest_resize;
 
 pub use gpukit_core::*;
 pub use gpukit_ops as ops;

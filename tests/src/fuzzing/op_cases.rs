@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 63] = [
+pub const OPS: [&str; 65] = [
     "softmax_rows",
     "sum",
     "dot",
@@ -80,6 +80,9 @@ pub const OPS: [&str; 63] = [
     "linear_out_dims",
     "matmul_broadcast",
     "matmul_broadcast_dims",
+    // The general resize.
+    "resize",
+    "resize_out_dims",
 ];
 
 /// The checked product of `dims`, if it is a buffer length the case may allocate.
@@ -970,6 +973,50 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             let a = c.input("a", d, fit(&a_dims), o);
             let b = c.input("b", d, fit(&b_dims), o);
             ops::matmul_broadcast(k, c.v(o), c.v(a), &a_dims, c.v(b), &b_dims)
+        "resize" | "resize_out_dims" => {
+            let shape = c.dims("shape", 5);
+            let rank = shape.len();
+            // Usually one entry per axis; sometimes a lying count.
+            let n_t = if !c.tame && c.r.one_in(8) {
+                c.r.below(10) as usize
+            } else {
+                rank
+            };
+            let sizes: Vec<usize> = (0..n_t).map(|_| c.r.dim()).collect();
+            let scales: Vec<f64> = (0..n_t)
+                .map(|_| match c.r.below(8) {
+                    0 if !c.tame => {
+                        *c.r.pick(&[0.0, -1.0, f64::NAN, f64::INFINITY, 1e300, 1e-300])
+                    }
+                    v => 0.25 * v as f64 + 0.1,
+                })
+                .collect();
+            let use_sizes = c.r.one_in(2);
+            let t = if use_sizes {
+                ops::ResizeTarget::Sizes(&sizes)
+            } else {
+                ops::ResizeTarget::Scales(&scales)
+            };
+            c.note("target", t);
+            let spec = ops::ResizeSpec {
+                mode: *c.r.pick(&[
+                    ops::ResizeMode::Nearest,
+                    ops::ResizeMode::Linear,
+                    ops::ResizeMode::Cubic,
+                ]),
+                coord: *c.r.pick(&ops::CoordMode::ALL),
+                nearest: *c.r.pick(&ops::NearestMode::ALL),
+                cubic_a: *c.r.pick(&[-0.75, -0.5, f64::NAN, 1e300]),
+                exclude_outside: c.r.one_in(2),
+            };
+            c.note("spec", spec);
+            if op == "resize_out_dims" {
+                return ops::resize_out_dims(&shape, t).map(|_| ());
+            }
+            let out_n = ops::resize_out_dims(&shape, t).ok().and_then(|o| fit(&o));
+            let o = c.buf("out", d, out_n);
+            let x = c.input("x", d, fit(&shape), o);
+            ops::resize(k, c.v(o), c.v(x), &shape, t, &spec)
         }
         other => panic!("no fuzz case for op `{other}`"),
     }

@@ -518,6 +518,17 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             c.need(3, ndim)?;
             // The layout against x (contents) is checked where the dims can be read.
         }
+        // The general resize (abi::resize).
+        "resize" => {
+            let (ndim, k, rows, n_out, interp) = (s[5], s[6], s[7], s[8], s[9]);
+            let float = !(c.kernel.ends_with("_i64") || c.kernel.ends_with("_i32"));
+            super::resize::resize_scalars(c.kernel, float, ndim, k, interp)?;
+            c.need(0, n_out)?;
+            c.need(2, 2 * ndim)?;
+            c.need_prod(3, &[rows, 1 + k])?;
+            c.need_prod(4, &[rows, k])?;
+            // The extents and taps (contents) are checked where they can be read.
+        }
         // The casts (abi::cast): out, a, n.
         _ if super::cast::source_of(op).is_some() => {
             c.need(0, s[2])?;

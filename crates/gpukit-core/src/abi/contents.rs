@@ -279,6 +279,15 @@ pub fn check_contents(
             super::reduce_axes::reduce_layout(name, &dims, &strides, nkeep, n_out, n_red, x_len)
                 .map(|_| ())
         }
+        "resize" => {
+            let (ndim, k, rows) = (scalar(args, 5), scalar(args, 6), scalar(args, 7));
+            let (n_out, interp) = (scalar(args, 8), scalar(args, 9) == 1);
+            let dims = get(2, 2 * ndim)?;
+            let taps = get(3, rows.saturating_mul(1 + k))?;
+            let x_len = elems(args, 1, size);
+            super::resize::resize_layout(name, &dims, &taps, k, rows, n_out, interp, x_len)
+                .map(|_| ())
+        }
         "gather" => {
             let idx = get(2, scalar(args, 6))?;
             resolve_indices("gather", &idx, scalar(args, 4)).map(|_| ())

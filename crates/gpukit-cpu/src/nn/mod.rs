@@ -9,6 +9,7 @@ mod movement;
 mod norm;
 mod norm_ext;
 mod reduce_axes;
+mod resize;
 
 /// `(name, entry point)` for every neural-network kernel.
 pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
@@ -18,5 +19,6 @@ pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
     v.extend(attention::entries());
     v.extend(movement::entries());
     v.extend(reduce_axes::entries());
+    v.extend(resize::entries());
     v
 }
