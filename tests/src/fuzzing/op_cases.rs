@@ -973,6 +973,7 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             let a = c.input("a", d, fit(&a_dims), o);
             let b = c.input("b", d, fit(&b_dims), o);
             ops::matmul_broadcast(k, c.v(o), c.v(a), &a_dims, c.v(b), &b_dims)
+        }
         "resize" | "resize_out_dims" => {
             let shape = c.dims("shape", 5);
             let rank = shape.len();
