@@ -33,16 +33,20 @@ mod attention;
 mod cast;
 mod compare;
 mod conv;
+mod elements;
 mod movement;
 mod norm;
+mod pad;
 mod reduce_axes;
 
 pub use attention::*;
 pub use cast::cast;
 pub use compare::{compare, logical, where_};
 pub use conv::*;
+pub use elements::{gather_elements, scatter_elements};
 pub use movement::*;
 pub use norm::*;
+pub use pad::pad;
 pub use reduce_axes::{ReduceElem, reduce_axes};
 
 use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, Real, UnaryOp, max_nan, resolve_index};

@@ -27,12 +27,15 @@ mod mask;
 mod math;
 mod nn;
 mod reduce;
+mod scatter;
 mod view;
 
 use std::sync::Arc;
 
 use gpukit_core::{Buf, DType, Element, Error, Kit, Result};
 
+pub use gpukit_core::elements::ScatterReduction;
+pub use gpukit_core::pad::PadMode;
 pub use layout::broadcast_shapes;
 pub use nn::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions};
 pub use reduce::ReduceOp;
