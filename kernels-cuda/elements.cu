@@ -49,46 +49,39 @@ __device__ __forceinline__ void el_gather(B* __restrict__ out, const B* __restri
 // scatter_elements: the reduction rule per storage type, then the column loop.
 // ---------------------------------------------------------------------------------
 
-template <class T> struct ElComb {
-    static __device__ __forceinline__ T f(i64 red, T y, T u) {
+// The reduction is a template parameter: the entry switches once, outside the loops,
+// so each instantiation's inner loop holds one operation (and no register spills).
+template <class T, int RED> struct ElComb {
+    static __device__ __forceinline__ T f(T y, T u) {
         typedef typename GkElem<T>::Real R;
+        if (RED == 0) return u;
         const R a = gk_load(y), b = gk_load(u);
-        switch (red) {
-            case 1: return gk_store<T>(a + b);
-            case 2: return gk_store<T>(a * b);
-            case 3: return gk_store<T>(gk_max_nan(a, b));
-            case 4: return gk_store<T>(gk_min_nan(a, b));
-            default: return u;
-        }
+        if (RED == 1) return gk_store<T>(a + b);
+        if (RED == 2) return gk_store<T>(a * b);
+        if (RED == 3) return gk_store<T>(gk_max_nan(a, b));
+        return gk_store<T>(gk_min_nan(a, b));
     }
 };
-template <> struct ElComb<i64> {
-    static __device__ __forceinline__ i64 f(i64 red, i64 y, i64 u) {
-        switch (red) {
-            case 1: return gk_wadd(y, u);
-            case 2: return gk_wmul(y, u);
-            case 3: return y > u ? y : u;
-            case 4: return y < u ? y : u;
-            default: return u;
-        }
+template <int RED> struct ElCombInt {
+    template <class I> static __device__ __forceinline__ I f(I y, I u) {
+        if (RED == 0) return u;
+        if (RED == 1) return gk_wadd(y, u);
+        if (RED == 2) return gk_wmul(y, u);
+        if (RED == 3) return y > u ? y : u;
+        return y < u ? y : u;
     }
 };
-template <> struct ElComb<int> {
-    static __device__ __forceinline__ int f(i64 red, int y, int u) {
-        switch (red) {
-            case 1: return gk_wadd(y, u);
-            case 2: return gk_wmul(y, u);
-            case 3: return y > u ? y : u;
-            case 4: return y < u ? y : u;
-            default: return u;
-        }
-    }
+template <int RED> struct ElComb<i64, RED> {
+    static __device__ __forceinline__ i64 f(i64 y, i64 u) { return ElCombInt<RED>::f(y, u); }
+};
+template <int RED> struct ElComb<int, RED> {
+    static __device__ __forceinline__ int f(int y, int u) { return ElCombInt<RED>::f(y, u); }
 };
 
-template <class T>
+template <class T, int RED>
 __device__ __forceinline__ void el_scatter(T* __restrict__ y, const i64* __restrict__ idx,
                                            const T* __restrict__ upd, i64 outer, i64 axis_len,
-                                           i64 inner, i64 nidx, i64 red) {
+                                           i64 inner, i64 nidx) {
     const i64 cols = outer * inner;
     i64 col = gk_tid();
     if (col >= cols) return;
@@ -102,11 +95,23 @@ __device__ __forceinline__ void el_scatter(T* __restrict__ y, const i64* __restr
         for (i64 g = 0; g < nidx; ++g) {
             const i64 e = base + g * inner;
             const i64 r = el_resolve(__ldg(idx + e), axis_len);
-            yc[r * inner] = ElComb<T>::f(red, yc[r * inner], upd[e]);
+            yc[r * inner] = ElComb<T, RED>::f(yc[r * inner], upd[e]);
         }
         col += step;
         if (col >= cols) break;
         gk_advance3(p, s, 1, nc);
+    }
+}
+
+template <class T>
+__device__ __forceinline__ void el_scatter_any(T* y, const i64* idx, const T* upd, i64 outer,
+                                               i64 axis_len, i64 inner, i64 nidx, i64 red) {
+    switch (red) {
+        case 1: el_scatter<T, 1>(y, idx, upd, outer, axis_len, inner, nidx); break;
+        case 2: el_scatter<T, 2>(y, idx, upd, outer, axis_len, inner, nidx); break;
+        case 3: el_scatter<T, 3>(y, idx, upd, outer, axis_len, inner, nidx); break;
+        case 4: el_scatter<T, 4>(y, idx, upd, outer, axis_len, inner, nidx); break;
+        default: el_scatter<T, 0>(y, idx, upd, outer, axis_len, inner, nidx); break;
     }
 }
 
@@ -127,7 +132,7 @@ GK_FOR_gather_elements(EL_GATHER)
     extern "C" __global__ void __launch_bounds__(EL_BLOCK)                                     \
         op##_##sfx(T* y, const i64* idx, const T* upd, i64 outer, i64 axis_len, i64 inner,     \
                    i64 nidx, i64 reduction) {                                                  \
-        el_scatter<T>(y, idx, upd, outer, axis_len, inner, nidx, reduction);                   \
+        el_scatter_any<T>(y, idx, upd, outer, axis_len, inner, nidx, reduction);               \
     }
 GK_FOR_scatter_elements(EL_SCATTER)
 

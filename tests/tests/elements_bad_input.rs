@@ -138,28 +138,30 @@ fn scatter_elements_errors() {
 
 /// Raw launches: lengths against the scalars, the reduction code, and the index
 /// contents (the shared content check) are refused before the kernel runs.
+/// The arguments of a raw `scatter_elements` launch on `[1, 3, 2]` data.
+fn args<'a>(y: &'a Buf, i: &'a Buf, upd: &'a Buf, n: i64, code: i64) -> [DevArg<'a>; 8] {
+    [
+        DevArg::Buf(y),
+        DevArg::Buf(i),
+        DevArg::Buf(upd),
+        DevArg::I64(1),
+        DevArg::I64(3),
+        DevArg::I64(2),
+        DevArg::I64(n),
+        DevArg::I64(code),
+    ]
+}
+
 #[test]
 fn element_raw_launches_are_checked() {
     for k in kits() {
         let cfg = LaunchConfig::for_elements(1, 1).unwrap();
         let (y, upd) = (f32s(&k, 6), f32s(&k, 6));
         let idx = k.upload(&[0i64, 1, 2, -1, -2, -3]).unwrap();
-        let args = |i: &Buf, n: i64, code: i64| {
-            [
-                DevArg::Buf(&y),
-                DevArg::Buf(i),
-                DevArg::Buf(&upd),
-                DevArg::I64(1),
-                DevArg::I64(3),
-                DevArg::I64(2),
-                DevArg::I64(n),
-                DevArg::I64(code),
-            ]
-        };
-        k.launch_builtin("scatter_elements_f32", cfg, &args(&idx, 3, 4))
+        k.launch_builtin("scatter_elements_f32", cfg, &args(&y, &idx, &upd, 3, 4))
             .unwrap();
         for (n, code) in [(3, 5), (3, -1), (4, 0)] {
-            let r = k.launch_builtin("scatter_elements_f32", cfg, &args(&idx, n, code));
+            let r = k.launch_builtin("scatter_elements_f32", cfg, &args(&y, &idx, &upd, n, code));
             assert!(
                 matches!(r, Err(Error::Argument { .. })),
                 "n={n} code={code}: {r:?}"
@@ -167,7 +169,7 @@ fn element_raw_launches_are_checked() {
         }
         // An index past the axis in a raw launch: refused, not read out of bounds.
         let lying = k.upload(&[0i64, 1, 2, 3, 0, 0]).unwrap();
-        let r = k.launch_builtin("scatter_elements_f32", cfg, &args(&lying, 3, 0));
+        let r = k.launch_builtin("scatter_elements_f32", cfg, &args(&y, &lying, &upd, 3, 0));
         assert!(r.is_err(), "{r:?}");
         let out = f32s(&k, 6);
         let r = k.launch_builtin(
