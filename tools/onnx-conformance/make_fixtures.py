@@ -510,6 +510,44 @@ def main():
     resize_case("resize_cubic_down_f32", floats((1, 1, 8, 8)), scales=[1, 1, 0.8, 0.6],
                 mode="cubic")
     resize_case("resize_linear_empty_f32", floats((1, 0, 3)), sizes=[1, 0, 5], mode="linear")
+    # Element-wise gather / scatter (GatherElements, ScatterElements).
+    case("gatherelements_axis0_f32", "GatherElements",
+         [floats((3, 4), edge=True), np.array([[2, -1, 0, 1], [-3, 0, 2, 2]], np.int64)],
+         {"axis": 0}, tol=EXACT)
+    case("gatherelements_axis_neg1_i32idx_f64", "GatherElements",
+         [floats((2, 3, 4), np.float64), ints((2, 3, 5), np.int32, lo=-4, hi=4)],
+         {"axis": -1}, tol=EXACT, from_ort=True,
+         note="expected from onnxruntime: the reference slices shapes with the raw negative axis")
+    case("gatherelements_axis1_i64", "GatherElements",
+         [ints((2, 5, 3)), ints((2, 7, 3), lo=-5, hi=5)], {"axis": 1}, tol=EXACT)
+    dup_idx = np.array([[1, 0, 1, -1], [0, 0, -2, 2]], np.int64)
+    dup_upd = np.array([[1.5, -2.0, 4.0, np.inf], [0.5, -0.0, 3.0, -1.0]], np.float32)
+    for red in ["none", "add", "mul", "max", "min"]:
+        case(f"scatterelements_axis1_{red}_f32", "ScatterElements",
+             [floats((2, 3), edge=True), dup_idx, dup_upd], {"axis": 1, "reduction": red},
+             tol=EXACT, note="duplicate indices: applied in row-major order of the updates"
+             if red != "none" else "duplicates: gpukit keeps the last in row-major order")
+    case("scatterelements_axis0_add_i32", "ScatterElements",
+         [ints((3, 4), np.int32), ints((5, 4), lo=-3, hi=3), ints((5, 4), np.int32)],
+         {"axis": 0, "reduction": "add"}, tol=EXACT)
+    case("scatterelements_axis_neg1_none_f64", "ScatterElements",
+         [floats((2, 5), np.float64), np.array([[4, -5, 2], [0, 1, -1]], np.int64),
+          floats((2, 3), np.float64)], {"axis": -1}, tol=EXACT)
+
+    # Pad (pads as an input; constant_value and axes optional inputs).
+    for mode in ["constant", "reflect", "edge", "wrap"]:
+        case(f"pad_{mode}_f32", "Pad", [floats((3, 4), edge=True),
+                                       np.array([1, 2, 2, 1], np.int64)],
+             {"mode": mode}, tol=EXACT)
+    case("pad_constant_value_i32", "Pad", [ints((2, 3), np.int32), np.array([0, 1, 2, 0], np.int64),
+                                           np.array(7, np.int32)], tol=EXACT)
+    case("pad_axes_reflect_f64", "Pad", [floats((2, 3, 4), np.float64),
+                                         np.array([2, 1, 1, 2], np.int64), None,
+                                         np.array([-1, 1], np.int64)],
+         {"mode": "reflect"}, tol=EXACT)
+    case("pad_negative_crop_f32", "Pad", [floats((4, 5)), np.array([-1, 2, 1, -2], np.int64)],
+         tol=EXACT, from_ort=True,
+         note="expected from onnxruntime: the reference's np.pad refuses negative pads")
 
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:
         f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"

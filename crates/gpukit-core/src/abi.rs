@@ -19,6 +19,7 @@ mod check;
 pub mod compare;
 pub mod contents;
 pub mod conv;
+pub mod elements;
 pub mod movement;
 pub mod norm;
 pub mod norm_ext;
@@ -229,6 +230,8 @@ pub fn all_kernels() -> impl Iterator<Item = &'static KernelSig> {
         .chain(reduce_axes::KERNELS)
         .chain(compare::KERNELS)
         .chain(resize::KERNELS)
+        // Element-wise gather / scatter (ONNX GatherElements, ScatterElements).
+        .chain(elements::KERNELS)
 }
 
 /// Every built-in kernel name, in table order.

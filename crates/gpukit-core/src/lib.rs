@@ -13,6 +13,7 @@ pub mod cast;
 pub mod compare;
 mod device;
 mod dtype;
+pub mod elements;
 mod error;
 pub mod halfconv;
 mod hostmem;
@@ -22,6 +23,7 @@ mod launch;
 #[deny(unsafe_code)]
 pub mod math;
 pub mod numeric;
+pub mod pad;
 mod pool;
 mod profile;
 pub mod reduce;

@@ -15,6 +15,10 @@ pub const MODULES: &[(&str, &str)] = &[
     ),
     ("conv", include_str!("../../../kernels-cuda/ptx/conv.ptx")),
     (
+        "elements",
+        include_str!("../../../kernels-cuda/ptx/elements.ptx"),
+    ),
+    (
         "elementwise",
         include_str!("../../../kernels-cuda/ptx/elementwise.ptx"),
     ),

@@ -6,7 +6,7 @@ use crate::check;
 
 /// Checks every index of `idx` lies in `[-axis_len, axis_len)` on the device; reports
 /// the first that does not.
-fn check_indices(kit: &Kit, op: &str, idx: &Buf, axis_len: usize) -> Result<()> {
+pub(crate) fn check_indices(kit: &Kit, op: &str, idx: &Buf, axis_len: usize) -> Result<()> {
     if idx.is_empty() {
         return Ok(());
     }

@@ -18,6 +18,7 @@ mod cast;
 mod check;
 mod compare;
 mod conv;
+mod elements;
 mod elementwise;
 mod index;
 mod linalg;
@@ -35,11 +36,14 @@ pub use cast::cast;
 pub use check::numel;
 pub use compare::{CmpOp, LogicOp, compare, logical, logical_not, where_};
 pub use conv::*;
+pub use elements::{gather_elements, pad, pad_out_dims, scatter_elements};
 pub use elementwise::{
     MapFn, abs, add, binary, binary_broadcast, div, exp, log, map, mul, neg, relu, rsqrt, sigmoid,
     silu, softplus, sqrt, sub, tanh, unary,
 };
+pub use gpukit_core::elements::ScatterReduction;
 pub use gpukit_core::numeric::{BinaryOp, UnaryOp};
+pub use gpukit_core::pad::PadMode;
 pub use index::{gather, scatter};
 pub use linalg::{bmm, matmul};
 pub use linear::{linear, linear_out_dims, matmul_broadcast, matmul_broadcast_dims};

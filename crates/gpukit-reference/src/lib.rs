@@ -34,10 +34,12 @@ mod attention_general;
 mod cast;
 mod compare;
 mod conv;
+mod elements;
 mod linear;
 mod movement;
 mod norm;
 mod norm_ext;
+mod pad;
 mod reduce_axes;
 mod resize;
 
@@ -46,10 +48,12 @@ pub use attention_general::attention_general;
 pub use cast::cast;
 pub use compare::{compare, logical, where_};
 pub use conv::*;
+pub use elements::{gather_elements, scatter_elements};
 pub use linear::{linear, matmul_broadcast};
 pub use movement::*;
 pub use norm::*;
 pub use norm_ext::*;
+pub use pad::pad;
 pub use reduce_axes::{ReduceElem, reduce_axes};
 pub use resize::{resize_nd, resize_nearest_nd, resize_out_dims};
 

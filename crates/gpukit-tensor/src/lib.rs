@@ -30,6 +30,7 @@ mod nn;
 mod norm;
 mod reduce;
 mod resize;
+mod scatter;
 mod view;
 
 use std::sync::Arc;
@@ -37,6 +38,8 @@ use std::sync::Arc;
 use gpukit_core::{Buf, DType, Element, Error, Kit, Result};
 
 pub use attention::AttentionOptions;
+pub use gpukit_core::elements::ScatterReduction;
+pub use gpukit_core::pad::PadMode;
 pub use layout::broadcast_shapes;
 pub use nn::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions};
 pub use math::GemmOpts;

@@ -359,6 +359,25 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
             c.int("select_last_index", 0) != 0,
         )?],
         "Gather" => vec![req(0).gather(c.int("axis", 0), req(1))?],
+        "Pad" => {
+            let mode = c.string("mode", "constant");
+            let mode = gpukit_tensor::PadMode::parse(&mode)
+                .ok_or_else(|| Fail::Unsupported(format!("mode {mode}")))?;
+            let pads = host_i64(req(1));
+            let value = match x.get(2).and_then(|v| v.as_ref()) {
+                Some(v) => v.to_dtype(gpukit_core::DType::F64)?.to_vec::<f64>()?[0],
+                None => 0.0,
+            };
+            let axes = x.get(3).and_then(|a| a.as_ref()).map(host_i64);
+            vec![req(0).pad(&pads, mode, value, axes.as_deref())?]
+        }
+        "GatherElements" => vec![req(0).gather_elements(c.int("axis", 0), req(1))?],
+        "ScatterElements" => {
+            let name = c.string("reduction", "none");
+            let red = gpukit_tensor::ScatterReduction::parse(&name)
+                .ok_or_else(|| Fail::Unsupported(format!("reduction {name}")))?;
+            vec![req(0).scatter_elements(c.int("axis", 0), req(1), req(2), red)?]
+        }
         "Tile" => {
             let reps: Vec<usize> = host_i64(req(1)).iter().map(|&r| r as usize).collect();
             vec![req(0).tile(&reps)?]

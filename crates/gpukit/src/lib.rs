@@ -45,6 +45,8 @@ mod selftest_compare;
 #[cfg(feature = "selftest")]
 mod selftest_conv;
 #[cfg(feature = "selftest")]
+mod selftest_elements;
+#[cfg(feature = "selftest")]
 mod selftest_linalg;
 #[cfg(feature = "selftest")]
 mod selftest_movement;

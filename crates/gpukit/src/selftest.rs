@@ -176,6 +176,7 @@ pub fn checks() -> Vec<Check> {
     .chain(crate::selftest_reduce_axes::checks())
     .chain(crate::selftest_compare::checks())
     .chain(crate::selftest_resize::checks())
+    .chain(crate::selftest_elements::checks())
     .collect()
 }
 

@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 65] = [
+pub const OPS: [&str; 69] = [
     "softmax_rows",
     "sum",
     "dot",
@@ -83,6 +83,11 @@ pub const OPS: [&str; 65] = [
     // The general resize.
     "resize",
     "resize_out_dims",
+    // The element-wise index group (ONNX GatherElements / ScatterElements).
+    "gather_elements",
+    "scatter_elements",
+    "pad",
+    "pad_out_dims",
 ];
 
 /// The checked product of `dims`, if it is a buffer length the case may allocate.
@@ -1018,6 +1023,63 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             let o = c.buf("out", d, out_n);
             let x = c.input("x", d, fit(&shape), o);
             ops::resize(k, c.v(o), c.v(x), &shape, t, &spec)
+        "gather_elements" | "scatter_elements" => {
+            let (outer, axis, inner, nidx) =
+                (c.dim("outer"), c.dim("axis"), c.dim("inner"), c.dim("nidx"));
+            let i = c.index_buf("idx", fit(&[outer, nidx, inner]), axis);
+            if op == "gather_elements" {
+                let o = c.buf("out", d, fit(&[outer, nidx, inner]));
+                let x = c.input("data", d, fit(&[outer, axis, inner]), o);
+                ops::gather_elements(k, c.v(o), c.v(x), c.v(i), outer, axis, inner, nidx)
+            } else {
+                let y = c.buf("y", d, fit(&[outer, axis, inner]));
+                let x = c.input("data", d, fit(&[outer, axis, inner]), y);
+                let u = c.input("upd", d, fit(&[outer, nidx, inner]), y);
+                let red = ops::ScatterReduction::ALL[c.r.below(5) as usize];
+                c.note("reduction", red.name());
+                ops::scatter_elements(
+                    k,
+                    c.v(y),
+                    c.v(x),
+                    c.v(i),
+                    c.v(u),
+                    outer,
+                    axis,
+                    inner,
+                    nidx,
+                    red,
+                )
+            }
+        }
+        "pad" | "pad_out_dims" => {
+            let dims = c.dims("dims", 4);
+            let np = if !c.tame && c.r.one_in(10) {
+                c.r.below(9) as usize
+            } else {
+                2 * dims.len()
+            };
+            let pads: Vec<i64> = (0..np)
+                .map(|_| {
+                    if !c.tame && c.r.one_in(20) {
+                        *c.r.pick(&[i64::MIN, i64::MAX, -(1 << 40), 1 << 40])
+                    } else {
+                        c.r.below(12) as i64 - 5
+                    }
+                })
+                .collect();
+            c.note("pads", &pads);
+            let mode = ops::PadMode::ALL[c.r.below(4) as usize];
+            c.note("mode", mode.name());
+            if op == "pad_out_dims" {
+                return ops::pad_out_dims(&dims, &pads, mode).map(|_| ());
+            }
+            let n_out = ops::pad_out_dims(&dims, &pads, mode)
+                .ok()
+                .and_then(|d| fit(&d));
+            let o = c.buf("out", d, n_out);
+            let x = c.input("x", d, fit(&dims), o);
+            let v = c.input("value", d, Some(1), o);
+            ops::pad(k, c.v(o), c.v(x), c.v(v), &dims, &pads, mode)
         }
         other => panic!("no fuzz case for op `{other}`"),
     }

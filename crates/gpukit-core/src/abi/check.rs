@@ -534,6 +534,29 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             c.need(0, s[2])?;
             c.need(1, s[2])?;
         }
+        // Element-wise gather / scatter (abi::elements): data [outer, axis_len, inner],
+        // idx (and upd, out) [outer, nidx, inner].
+        "gather_elements" => {
+            c.need_prod(0, &[s[3], s[6], s[5]])?;
+            c.need_prod(1, &[s[3], s[4], s[5]])?;
+            c.need_prod(2, &[s[3], s[6], s[5]])?;
+        }
+        "pad" => {
+            if s[5] > 3 {
+                return c.err(5, format!("pad mode {} is not in 0..=3", s[5]));
+            }
+            c.need(0, s[6])?;
+            c.need(2, 1)?;
+            c.need_prod(3, &[s[4], 5])?;
+        }
+        "scatter_elements" => {
+            if s[7] > 4 {
+                return c.err(7, format!("reduction code {} is not in 0..=4", s[7]));
+            }
+            c.need_prod(0, &[s[3], s[4], s[5]])?;
+            c.need_prod(1, &[s[3], s[6], s[5]])?;
+            c.need_prod(2, &[s[3], s[6], s[5]])?;
+        }
         // Comparisons, select, logical (abi::compare).
         _ if super::compare::family(op).is_some() => {
             use super::compare::Family;

@@ -296,8 +296,125 @@ pub fn check_contents(
             let idx = get(1, scalar(args, 6))?;
             resolve_indices("scatter", &idx, scalar(args, 4)).map(|_| ())
         }
+        // Element-wise gather / scatter: every one of the outer * nidx * inner indices.
+        "gather_elements" | "scatter_elements" => {
+            let (outer, axis_len, inner, nidx) = (
+                scalar(args, 3),
+                scalar(args, 4),
+                scalar(args, 5),
+                scalar(args, 6),
+            );
+            let n = outer.saturating_mul(nidx).saturating_mul(inner);
+            let at = if op == "gather_elements" { 2 } else { 1 };
+            resolve_indices(op, &get(at, n)?, axis_len).map(|_| ())
+        }
+        "pad" => {
+            let (ndim, mode, n_out) = (scalar(args, 4), scalar(args, 5), scalar(args, 6));
+            let layout = get(3, ndim.saturating_mul(5))?;
+            pad_layout(name, &layout, ndim, mode == 0, n_out, elems(args, 1, size)).map(|_| ())
+        }
         _ => Ok(()),
     }
+}
+
+/// The layout of a `pad` launch, resolved: per axis the output length, the input
+/// length, the crop start, the cropped length and the padding before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PadLayout {
+    /// Output dims.
+    pub out: Vec<usize>,
+    /// Input dims (the input is contiguous over them).
+    pub input: Vec<usize>,
+    /// Crop start per axis.
+    pub start: Vec<usize>,
+    /// Cropped length per axis.
+    pub len: Vec<usize>,
+    /// Padding before per axis.
+    pub before: Vec<usize>,
+}
+
+/// Checks the contents of a `pad` launch (args out, x, value, layout, ndim, mode,
+/// n_out): `layout` holds `[out | input | start | len | before]`, `ndim` entries each,
+/// all non-negative; the out dims' product is `n_out`; the input dims' product fits in
+/// `x_len`; `start + len <= input` on each axis; and for a non-empty output under a
+/// mode other than constant, `len >= 1` on every axis. Returns the resolved layout.
+///
+/// Errors: [`Error::Argument`] naming `kernel` and the argument at fault (3 for the
+/// layout, 6 for `n_out`, 1 for an input past `x`).
+pub fn pad_layout(
+    kernel: &str,
+    layout: &[i64],
+    ndim: usize,
+    constant: bool,
+    n_out: usize,
+    x_len: usize,
+) -> Result<PadLayout> {
+    let mut v = Vec::with_capacity(layout.len());
+    for &e in layout {
+        match usize::try_from(e) {
+            Ok(u) => v.push(u),
+            Err(_) => return err(kernel, 3, format!("negative layout entry {e}")),
+        }
+    }
+    if v.len() != 5 * ndim {
+        return err(
+            kernel,
+            3,
+            format!("layout holds {} entries, not 5 * {ndim}", v.len()),
+        );
+    }
+    let part = |k: usize| v[k * ndim..(k + 1) * ndim].to_vec();
+    let l = PadLayout {
+        out: part(0),
+        input: part(1),
+        start: part(2),
+        len: part(3),
+        before: part(4),
+    };
+    let prod = |d: &[usize]| d.iter().try_fold(1usize, |p, &x| p.checked_mul(x));
+    if prod(&l.out) != Some(n_out) {
+        return err(
+            kernel,
+            6,
+            format!("n_out {n_out} is not the product of {:?}", l.out),
+        );
+    }
+    match prod(&l.input) {
+        Some(n) if n <= x_len => {}
+        _ => {
+            return err(
+                kernel,
+                1,
+                format!("input dims {:?} exceed x's {x_len} elements", l.input),
+            );
+        }
+    }
+    for d in 0..ndim {
+        if l.start[d]
+            .checked_add(l.len[d])
+            .is_none_or(|e| e > l.input[d])
+        {
+            return err(
+                kernel,
+                3,
+                format!(
+                    "axis {d}: crop {}+{} past {}",
+                    l.start[d], l.len[d], l.input[d]
+                ),
+            );
+        }
+        if !constant && n_out > 0 && l.len[d] == 0 {
+            return err(
+                kernel,
+                3,
+                format!("axis {d}: nothing to pad from in this mode"),
+            );
+        }
+        if l.before[d] > i64::MAX as usize / 2 || l.out[d] > i64::MAX as usize / 2 {
+            return err(kernel, 3, format!("axis {d}: extent too large"));
+        }
+    }
+    Ok(l)
 }
 
 #[cfg(test)]

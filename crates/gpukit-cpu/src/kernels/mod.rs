@@ -20,6 +20,7 @@ use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
 
 mod cast;
 mod compare;
+mod elements;
 mod elementwise;
 mod index;
 mod matmul;
@@ -109,6 +110,7 @@ pub(crate) fn table() -> &'static [(String, BuiltinFn)] {
         v.extend(crate::nn::entries());
         v.extend(cast::entries());
         v.extend(compare::entries());
+        v.extend(elements::entries());
         v
     })
 }

@@ -1,0 +1,136 @@
+//! Plans for `kernels-cuda/elements.cu`: element-wise gather and scatter.
+//!
+//! * `gather_elements`: one grid-stride launch over the `outer * nidx * inner` outputs.
+//! * `pad`: one grid-stride launch over the `n_out` outputs.
+//! * `scatter_elements`: one grid-stride launch over the `outer * inner` columns; each
+//!   thread applies its column's updates in ascending `g` (the defined order, no
+//!   atomics).
+//!
+//! Nothing to move (an empty output or no updates) is no launch.
+
+use super::{Call, Plan, grid_stride};
+use gpukit_core::Result;
+
+/// The product of the count arguments `idx`, which must fit in an i64.
+fn product(c: &Call<'_>, idx: &[usize]) -> Result<u64> {
+    let mut p: u64 = 1;
+    for &i in idx {
+        let v = c.count(i)?;
+        p = p
+            .checked_mul(v)
+            .filter(|&q| q <= i64::MAX as u64)
+            .ok_or_else(|| c.bad(i, "extents whose product fits in i64"))?;
+    }
+    Ok(p)
+}
+
+pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
+    if c.op == "pad" {
+        // out, x, value, layout, ndim, mode, n_out: one thread per output element.
+        c.count(4)?;
+        c.count(5)?;
+        return Ok(grid_stride(c.entry(), c.count(6)?, c.all_args()));
+    }
+    // Both: [y|out], [idx|data], .., outer, axis_len, inner, nidx (, reduction).
+    product(c, &[3, 4, 5])?;
+    let n = product(c, &[3, 6, 5])?;
+    if n == 0 {
+        return Ok(Plan::default());
+    }
+    let items = if c.op == "gather_elements" {
+        n
+    } else {
+        c.count(7)?;
+        product(c, &[3, 5])?
+    };
+    Ok(grid_stride(c.entry(), items, c.all_args()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan;
+    use gpukit_core::{DType, Dim3, Error, KernelArg};
+
+    fn args(op: &str, d: DType, outer: i64, axis: i64, inner: i64, nidx: i64) -> Vec<KernelArg> {
+        let b = |p: u64, t: DType| crate::plan::testing::buf(p << 24, t);
+        let mut a = if op == "gather_elements" {
+            vec![b(1, d), b(2, d), b(3, DType::I64)]
+        } else {
+            vec![b(1, d), b(3, DType::I64), b(2, d)]
+        };
+        a.extend([outer, axis, inner, nidx].map(KernelArg::I64));
+        if op == "scatter_elements" {
+            a.push(KernelArg::I64(1));
+        }
+        a
+    }
+
+    #[test]
+    fn one_grid_stride_launch_or_none() {
+        let p = plan(
+            "gather_elements_f16",
+            &args("gather_elements", DType::F16, 3, 10, 7, 5),
+        )
+        .unwrap();
+        assert_eq!(p.steps.len(), 1);
+        assert_eq!(p.steps[0].entry, "gather_elements_f16");
+        assert_eq!(p.steps[0].cfg.grid, Dim3::x(1));
+        // 2 * 300 = 600 columns: 3 blocks of 256.
+        let p = plan(
+            "scatter_elements_i32",
+            &args("scatter_elements", DType::I32, 2, 4, 300, 9),
+        )
+        .unwrap();
+        assert_eq!(p.steps[0].cfg.grid, Dim3::x(3));
+        assert_eq!(p.steps[0].args.len(), 8);
+        for op in ["gather_elements", "scatter_elements"] {
+            let name = format!("{op}_f32");
+            for (o, a, i, g) in [(0, 4, 5, 6), (2, 4, 0, 6), (2, 4, 5, 0)] {
+                let p = plan(&name, &args(op, DType::F32, o, a, i, g)).unwrap();
+                assert!(p.steps.is_empty(), "{name}");
+            }
+        }
+        let r = plan(
+            "gather_elements_f32",
+            &args("gather_elements", DType::F32, -1, 4, 5, 6),
+        );
+        assert!(matches!(r, Err(Error::Argument { index: 3, .. })), "{r:?}");
+    }
+
+    #[test]
+    fn every_entry_of_the_module_is_planned() {
+        let ptx = crate::ptx::MODULES
+            .iter()
+            .find(|(f, _)| *f == "elements")
+            .unwrap()
+            .1;
+        let entries = crate::ptx::entries(ptx);
+        let mut seen = std::collections::BTreeSet::new();
+        for d in DType::ALL {
+            let b = |p: u64, t: DType| crate::plan::testing::buf(p << 24, t);
+            let pad_args = vec![
+                b(1, d),
+                b(2, d),
+                b(3, d),
+                b(4, DType::I64),
+                KernelArg::I64(2),
+                KernelArg::I64(1),
+                KernelArg::I64(600),
+            ];
+            for op in ["gather_elements", "scatter_elements", "pad"] {
+                let name = format!("{op}_{}", d.name());
+                let a = if op == "pad" {
+                    pad_args.clone()
+                } else {
+                    args(op, d, 2, 3, 4, 5)
+                };
+                for s in plan(&name, &a).unwrap().steps {
+                    let e = entries.iter().find(|e| e.name == s.entry).unwrap();
+                    assert_eq!(e.params, vec!["u64"; s.args.len()], "{}", s.entry);
+                    seen.insert(s.entry);
+                }
+            }
+        }
+        assert_eq!(seen.len(), entries.len());
+    }
+}

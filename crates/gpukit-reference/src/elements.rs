@@ -1,0 +1,98 @@
+//! Element-wise gather and scatter (ONNX GatherElements, ScatterElements): one index
+//! per element, the loops of the contract in gpukit_core::abi::elements.
+
+use gpukit_core::elements::{ScatterElem, ScatterReduction};
+use gpukit_core::numeric::resolve_index;
+use gpukit_core::{Element, Result};
+
+use super::{assert_len, check_indices, numel};
+
+/// Element-wise gather: `data` is `[outer, axis_len, inner]`, `idx` (one index per
+/// output element) and the output `[outer, nidx, inner]`, with
+/// `out[o, g, i] = data[o, idx[o, g, i], i]` (negative indices count from the end).
+/// Bits are copied.
+///
+/// # Errors
+/// [`gpukit_core::Error::IndexOutOfRange`] for the first index (in row-major order)
+/// outside `[-axis_len, axis_len)`.
+///
+/// # Panics
+/// When `data` or `idx` does not hold the elements the extents say.
+pub fn gather_elements<T: Element>(
+    data: &[T],
+    idx: &[i64],
+    outer: usize,
+    axis_len: usize,
+    inner: usize,
+    nidx: usize,
+) -> Result<Vec<T>> {
+    let what = "gather_elements";
+    assert_len(
+        what,
+        "data",
+        data.len(),
+        numel(&[outer, axis_len, inner], what),
+    );
+    assert_len(what, "idx", idx.len(), numel(&[outer, nidx, inner], what));
+    check_indices(what, idx, axis_len)?;
+    let mut out = Vec::with_capacity(idx.len());
+    for o in 0..outer {
+        for g in 0..nidx {
+            for i in 0..inner {
+                let v = idx[(o * nidx + g) * inner + i];
+                let r = resolve_index(v, axis_len).expect("checked above");
+                out.push(data[(o * axis_len + r) * inner + i]);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Element-wise scatter: the output starts as a copy of `data` (`[outer, axis_len,
+/// inner]`); then, for every update in the row-major order of `upd` (`[outer, nidx,
+/// inner]`, like `idx`), `out[o, r, i] = combine(reduction, out[o, r, i], upd[o, g, i])`
+/// with `r = idx[o, g, i]` resolved (negative from the end). With duplicate targets the
+/// order is that row-major order: under `None` the last update wins, the others fold in
+/// that order ([`ScatterElem::combine`], one rounding per step).
+///
+/// # Errors
+/// [`gpukit_core::Error::IndexOutOfRange`] for the first index outside
+/// `[-axis_len, axis_len)`; nothing is returned then.
+///
+/// # Panics
+/// When a slice does not hold the elements the extents say.
+#[allow(clippy::too_many_arguments)]
+pub fn scatter_elements<T: ScatterElem>(
+    data: &[T],
+    idx: &[i64],
+    upd: &[T],
+    outer: usize,
+    axis_len: usize,
+    inner: usize,
+    nidx: usize,
+    reduction: ScatterReduction,
+) -> Result<Vec<T>> {
+    let what = "scatter_elements";
+    assert_len(
+        what,
+        "data",
+        data.len(),
+        numel(&[outer, axis_len, inner], what),
+    );
+    assert_len(what, "idx", idx.len(), numel(&[outer, nidx, inner], what));
+    assert_len(what, "upd", upd.len(), idx.len());
+    check_indices(what, idx, axis_len)?;
+    let mut out = data.to_vec();
+    // Row-major order of the updates, literally.
+    for o in 0..outer {
+        for g in 0..nidx {
+            for i in 0..inner {
+                let e = (o * nidx + g) * inner + i;
+                let r = resolve_index(idx[e], axis_len).expect("checked above");
+                let t = (o * axis_len + r) * inner + i;
+                out[t] = T::combine(reduction, out[t], upd[e]);
+            }
+        }
+    }
+    Ok(out)
+}

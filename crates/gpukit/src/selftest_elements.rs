@@ -1,0 +1,130 @@
+//! Self-checks of the element-wise index group: `gather_elements` and
+//! `scatter_elements` (every reduction) and `pad` (every mode, crops and long pads) at each dtype, on random bit patterns (NaN
+//! payloads, ±inf, -0.0, subnormals) with many duplicate indices, negative ones
+//! included, compared bit for bit with the reference oracle. Each check is named after
+//! its kernel, so emu-check reports it on the kernel.
+
+use gpukit_core::elements::{ScatterElem, ScatterReduction};
+use gpukit_core::half::{bf16, f16};
+use gpukit_core::pad::PadMode;
+use gpukit_core::{DType, Kit, Result};
+use gpukit_reference as reference;
+
+use crate::ops;
+use crate::selftest_common::{Check, Rng, from_bits, mismatch};
+
+/// `(outer, axis_len, inner, nidx)`: nidx above the axis, so duplicates occur.
+const GEO: (usize, usize, usize, usize) = (5, 7, 33, 11);
+
+fn indices(rng: &mut Rng, n: usize, axis_len: usize) -> Vec<i64> {
+    (0..n)
+        .map(|_| (rng.next_u64() % (2 * axis_len as u64)) as i64 - axis_len as i64)
+        .collect()
+}
+
+fn values<T: gpukit_core::Element>(rng: &mut Rng, n: usize) -> Vec<T> {
+    (0..n)
+        .map(|_| {
+            let r = rng.next_u64();
+            from_bits::<T>(rng.next_u64(), (r % 64) as u32)
+        })
+        .collect()
+}
+
+fn gather_check<T: ScatterElem>(kit: &Kit, seed: u64) -> Result<Option<String>> {
+    let (o, a, i, g) = GEO;
+    let mut rng = Rng::new(seed ^ 0x6e1e ^ T::DTYPE as u64);
+    let data = values::<T>(&mut rng, o * a * i);
+    let idx = indices(&mut rng, o * g * i, a);
+    let (bd, bi) = (kit.upload(&data)?, kit.upload(&idx)?);
+    let out = kit.alloc(T::DTYPE, o * g * i)?;
+    ops::gather_elements(kit, &out, &bd, &bi, o, a, i, g)?;
+    let want = reference::gather_elements(&data, &idx, o, a, i, g)?;
+    Ok(mismatch(&out.download::<T>()?, &want))
+}
+
+fn scatter_check<T: ScatterElem>(kit: &Kit, seed: u64) -> Result<Option<String>> {
+    let (o, a, i, g) = GEO;
+    let mut rng = Rng::new(seed ^ 0x5ca7 ^ T::DTYPE as u64);
+    let data = values::<T>(&mut rng, o * a * i);
+    let upd = values::<T>(&mut rng, o * g * i);
+    let idx = indices(&mut rng, o * g * i, a);
+    let (bd, bi, bu) = (kit.upload(&data)?, kit.upload(&idx)?, kit.upload(&upd)?);
+    let y = kit.alloc(T::DTYPE, data.len())?;
+    for red in ScatterReduction::ALL {
+        ops::scatter_elements(kit, &y, &bd, &bi, &bu, o, a, i, g, red)?;
+        let want = reference::scatter_elements(&data, &idx, &upd, o, a, i, g, red)?;
+        if let Some(m) = mismatch(&y.download::<T>()?, &want) {
+            return Ok(Some(format!("{}: {m}", red.name())));
+        }
+    }
+    Ok(None)
+}
+
+fn pad_check<T: ScatterElem>(kit: &Kit, seed: u64) -> Result<Option<String>> {
+    let mut rng = Rng::new(seed ^ 0x9ad ^ T::DTYPE as u64);
+    let dims = [5usize, 7, 3];
+    let x = values::<T>(&mut rng, 105);
+    let value = values::<T>(&mut rng, 1);
+    let (bx, bv) = (kit.upload(&x)?, kit.upload(&value)?);
+    // Crops, pads longer than the axis, and both at once.
+    for pads in [[2i64, -3, 4, 9, 1, -1], [-4, 8, 0, 0, -6, 5]] {
+        for mode in PadMode::ALL {
+            let (od, want) = reference::pad(&x, &dims, &pads, mode, value[0]);
+            let out = kit.alloc(T::DTYPE, od.iter().product())?;
+            ops::pad(kit, &out, &bx, &bv, &dims, &pads, mode)?;
+            if let Some(m) = mismatch(&out.download::<T>()?, &want) {
+                return Ok(Some(format!("{} {pads:?}: {m}", mode.name())));
+            }
+        }
+    }
+    Ok(None)
+}
+
+type Run = fn(&Kit, u64) -> Result<Option<String>>;
+
+/// The element-wise index and pad checks: 18, one per kernel.
+pub(crate) fn checks() -> Vec<Check> {
+    let mut v = Vec::with_capacity(18);
+    let rows: [(&'static str, [Run; 6]); 3] = [
+        (
+            "gather_elements",
+            [
+                gather_check::<f32>,
+                gather_check::<f64>,
+                gather_check::<f16>,
+                gather_check::<bf16>,
+                gather_check::<i64>,
+                gather_check::<i32>,
+            ],
+        ),
+        (
+            "scatter_elements",
+            [
+                scatter_check::<f32>,
+                scatter_check::<f64>,
+                scatter_check::<f16>,
+                scatter_check::<bf16>,
+                scatter_check::<i64>,
+                scatter_check::<i32>,
+            ],
+        ),
+        (
+            "pad",
+            [
+                pad_check::<f32>,
+                pad_check::<f64>,
+                pad_check::<f16>,
+                pad_check::<bf16>,
+                pad_check::<i64>,
+                pad_check::<i32>,
+            ],
+        ),
+    ];
+    for (op, runs) in rows {
+        for (dtype, run) in DType::ALL.into_iter().zip(runs) {
+            v.push(Check { op, dtype, run });
+        }
+    }
+    v
+}

@@ -1,0 +1,205 @@
+// elements.cu: element-wise gather and scatter along an axis (ONNX GatherElements,
+// ScatterElements; gpukit_core::abi::elements, crates/gpukit-cpu/src/kernels/elements.rs,
+// the oracle's gather_elements / scatter_elements).
+//
+//   gather_elements_{dtype}   out[o, g, i] = data[o, idx[o, g, i], i]
+//   scatter_elements_{dtype}  y[o, idx[o, g, i], i] = combine(red, y[..], upd[o, g, i]),
+//                             g ascending per (o, i) column
+//   pad_{dtype}               ONNX Pad (constant, reflect, edge, wrap; crop first)
+//
+// Indices were checked in range by check_index before these run; negative ones count
+// from the end. gather copies raw bits (NaN payloads and -0.0 survive). scatter: one
+// thread owns each (o, i) column and applies that column's updates in ascending g, the
+// row-major order of upd restricted to the column; two updates can only meet in the
+// same column, so the result is the sequential definition's, with no atomics.
+// combine is gpukit_core::elements::ScatterElem::combine: none = the update; add / mul
+// load, one IEEE op in the compute type, store (integers wrap); max / min are
+// gk_max_nan / gk_min_nan (NaN wins, max(-0, +0) = +0, min = -0), plain on integers.
+#include "gpukit.cuh"
+
+#define EL_BLOCK 256
+
+__device__ __forceinline__ i64 el_resolve(i64 v, i64 len) { return v < 0 ? v + len : v; }
+
+// ---------------------------------------------------------------------------------
+// gather_elements: one thread per output element (grid-stride).
+// ---------------------------------------------------------------------------------
+
+template <class B>
+__device__ __forceinline__ void el_gather(B* __restrict__ out, const B* __restrict__ data,
+                                          const i64* __restrict__ idx, i64 outer, i64 axis_len,
+                                          i64 inner, i64 nidx) {
+    const i64 n = outer * nidx * inner;
+    i64 e = gk_tid();
+    if (e >= n) return;
+    const i64 step = gk_nthreads();
+    const gk_u64 nb = (gk_u64)nidx, nc = (gk_u64)inner;
+    GkPos3 p = gk_split3((gk_u64)e, nb, nc);  // (o, g, i)
+    const GkPos3 s = gk_split3((gk_u64)step, nb, nc);
+    for (;;) {
+        const i64 r = el_resolve(__ldg(idx + e), axis_len);
+        out[e] = data[((i64)p.a * axis_len + r) * inner + (i64)p.c];
+        e += step;
+        if (e >= n) break;
+        gk_advance3(p, s, nb, nc);
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// scatter_elements: the reduction rule per storage type, then the column loop.
+// ---------------------------------------------------------------------------------
+
+// The reduction is a template parameter: the entry switches once, outside the loops,
+// so each instantiation's inner loop holds one operation (and no register spills).
+template <class T, int RED> struct ElComb {
+    static __device__ __forceinline__ T f(T y, T u) {
+        typedef typename GkElem<T>::Real R;
+        if (RED == 0) return u;
+        const R a = gk_load(y), b = gk_load(u);
+        if (RED == 1) return gk_store<T>(a + b);
+        if (RED == 2) return gk_store<T>(a * b);
+        if (RED == 3) return gk_store<T>(gk_max_nan(a, b));
+        return gk_store<T>(gk_min_nan(a, b));
+    }
+};
+template <int RED> struct ElCombInt {
+    template <class I> static __device__ __forceinline__ I f(I y, I u) {
+        if (RED == 0) return u;
+        if (RED == 1) return gk_wadd(y, u);
+        if (RED == 2) return gk_wmul(y, u);
+        if (RED == 3) return y > u ? y : u;
+        return y < u ? y : u;
+    }
+};
+template <int RED> struct ElComb<i64, RED> {
+    static __device__ __forceinline__ i64 f(i64 y, i64 u) { return ElCombInt<RED>::f(y, u); }
+};
+template <int RED> struct ElComb<int, RED> {
+    static __device__ __forceinline__ int f(int y, int u) { return ElCombInt<RED>::f(y, u); }
+};
+
+template <class T, int RED>
+__device__ __forceinline__ void el_scatter(T* __restrict__ y, const i64* __restrict__ idx,
+                                           const T* __restrict__ upd, i64 outer, i64 axis_len,
+                                           i64 inner, i64 nidx) {
+    const i64 cols = outer * inner;
+    i64 col = gk_tid();
+    if (col >= cols) return;
+    const i64 step = gk_nthreads();
+    const gk_u64 nc = (gk_u64)inner;
+    GkPos3 p = gk_split3((gk_u64)col, 1, nc);  // (o, 0, i)
+    const GkPos3 s = gk_split3((gk_u64)step, 1, nc);
+    for (;;) {
+        T* yc = y + (i64)p.a * axis_len * inner + (i64)p.c;
+        const i64 base = (i64)p.a * nidx * inner + (i64)p.c;
+        for (i64 g = 0; g < nidx; ++g) {
+            const i64 e = base + g * inner;
+            const i64 r = el_resolve(__ldg(idx + e), axis_len);
+            yc[r * inner] = ElComb<T, RED>::f(yc[r * inner], upd[e]);
+        }
+        col += step;
+        if (col >= cols) break;
+        gk_advance3(p, s, 1, nc);
+    }
+}
+
+template <class T>
+__device__ __forceinline__ void el_scatter_any(T* y, const i64* idx, const T* upd, i64 outer,
+                                               i64 axis_len, i64 inner, i64 nidx, i64 red) {
+    switch (red) {
+        case 1: el_scatter<T, 1>(y, idx, upd, outer, axis_len, inner, nidx); break;
+        case 2: el_scatter<T, 2>(y, idx, upd, outer, axis_len, inner, nidx); break;
+        case 3: el_scatter<T, 3>(y, idx, upd, outer, axis_len, inner, nidx); break;
+        case 4: el_scatter<T, 4>(y, idx, upd, outer, axis_len, inner, nidx); break;
+        default: el_scatter<T, 0>(y, idx, upd, outer, axis_len, inner, nidx); break;
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Entries.
+// ---------------------------------------------------------------------------------
+
+#define EL_GATHER(op, sfx, T)                                                                  \
+    extern "C" __global__ void __launch_bounds__(EL_BLOCK)                                     \
+        op##_##sfx(T* out, const T* data, const i64* idx, i64 outer, i64 axis_len, i64 inner,  \
+                   i64 nidx) {                                                                 \
+        typedef GkBits<T>::B B;                                                                \
+        el_gather<B>((B*)out, (const B*)data, idx, outer, axis_len, inner, nidx);              \
+    }
+GK_FOR_gather_elements(EL_GATHER)
+
+#define EL_SCATTER(op, sfx, T)                                                                 \
+    extern "C" __global__ void __launch_bounds__(EL_BLOCK)                                     \
+        op##_##sfx(T* y, const i64* idx, const T* upd, i64 outer, i64 axis_len, i64 inner,     \
+                   i64 nidx, i64 reduction) {                                                  \
+        el_scatter_any<T>(y, idx, upd, outer, axis_len, inner, nidx, reduction);               \
+    }
+GK_FOR_scatter_elements(EL_SCATTER)
+
+// ---------------------------------------------------------------------------------
+// pad (ONNX Pad): one thread per output element; per axis, from the last, the output
+// coordinate c maps to t = c - before in the cropped input, then by mode
+// (gpukit_core::pad::PadMode::source): constant reads the value outside [0, len),
+// edge clamps, reflect folds with period 2 (len - 1) (len 1: 0), wrap takes t mod len.
+// Bits are copied (raw unsigned integers of the element's width).
+// layout = [out | in | start | len | before], ndim entries each.
+// ---------------------------------------------------------------------------------
+
+__device__ __forceinline__ i64 el_rem(i64 a, i64 m) {
+    const i64 r = a % m;
+    return r < 0 ? r + m : r;
+}
+
+// The cropped-input coordinate, or -1 for the constant value.
+__device__ __forceinline__ i64 el_pad_source(i64 t, i64 len, i64 mode) {
+    if (t >= 0 && t < len) return t;
+    switch (mode) {
+        case 2: return t < 0 ? 0 : len - 1;
+        case 3: return el_rem(t, len);
+        case 1: {
+            if (len == 1) return 0;
+            const i64 p = 2 * (len - 1);
+            const i64 m = el_rem(t, p);
+            return m < len ? m : p - m;
+        }
+        default: return -1;
+    }
+}
+
+template <class B>
+__device__ __forceinline__ void el_pad(B* __restrict__ out, const B* __restrict__ x,
+                                       const B* __restrict__ value,
+                                       const i64* __restrict__ layout, i64 ndim, i64 mode,
+                                       i64 n_out) {
+    const i64* od = layout;
+    const i64* id = layout + ndim;
+    const i64* st = layout + 2 * ndim;
+    const i64* ln = layout + 3 * ndim;
+    const i64* bf = layout + 4 * ndim;
+    for (i64 e = gk_tid(); e < n_out; e += gk_nthreads()) {
+        i64 rem = e, off = 0, stride = 1;
+        bool inside = true;
+        for (i64 d = ndim - 1; d >= 0; --d) {
+            const i64 len_o = __ldg(od + d);
+            const i64 c = rem % len_o;
+            rem /= len_o;
+            const i64 p = el_pad_source(c - __ldg(bf + d), __ldg(ln + d), mode);
+            if (p < 0) {
+                inside = false;
+                break;
+            }
+            off += (__ldg(st + d) + p) * stride;
+            stride *= __ldg(id + d);
+        }
+        out[e] = inside ? x[off] : value[0];
+    }
+}
+
+#define EL_PAD(op, sfx, T)                                                                     \
+    extern "C" __global__ void __launch_bounds__(EL_BLOCK)                                     \
+        op##_##sfx(T* out, const T* x, const T* value, const i64* layout, i64 ndim, i64 mode,  \
+                   i64 n_out) {                                                                \
+        typedef GkBits<T>::B B;                                                                \
+        el_pad<B>((B*)out, (const B*)x, (const B*)value, layout, ndim, mode, n_out);           \
+    }
+GK_FOR_pad(EL_PAD)
