@@ -1023,6 +1023,7 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             let o = c.buf("out", d, out_n);
             let x = c.input("x", d, fit(&shape), o);
             ops::resize(k, c.v(o), c.v(x), &shape, t, &spec)
+        }
         "gather_elements" | "scatter_elements" => {
             let (outer, axis, inner, nidx) =
                 (c.dim("outer"), c.dim("axis"), c.dim("inner"), c.dim("nidx"));
