@@ -34,6 +34,7 @@ pub use elementwise::{
     MapFn, abs, add, binary, binary_broadcast, div, exp, log, map, mul, neg, relu, rsqrt, sigmoid,
     silu, softplus, sqrt, sub, tanh, unary,
 };
+pub use elementwise::{cos, sin};
 pub use gpukit_core::numeric::{BinaryOp, UnaryOp};
 pub use index::{gather, scatter};
 pub use linalg::{bmm, matmul};

@@ -27,6 +27,7 @@ mod mask;
 mod math;
 mod nn;
 mod reduce;
+mod trig_pow;
 mod view;
 
 use std::sync::Arc;
