@@ -37,7 +37,7 @@ pub const TWO_OVER_PI_26: [f64; 48] = [
 ];
 
 /// `pi/2` rounded to f64 (`0x1.921fb54442d18p+0`).
-pub const PIO2_HI: f64 = 1.5707963267948966;
+pub const PIO2_HI: f64 = std::f64::consts::FRAC_PI_2;
 /// `pi/2 - PIO2_HI` rounded to f64 (`0x1.1a62633145c07p-54`).
 pub const PIO2_LO: f64 = 6.123233995736766e-17;
 
@@ -79,7 +79,7 @@ fn rint(x: f64) -> f64 {
 /// `2^(-26(j+1))` for `j < 39` (from the bits, exact).
 #[inline(always)]
 fn chunk_scale(j: usize) -> f64 {
-    f64::from_bits(((1023 - 26 * (j as u64 + 1)) as u64) << 52)
+    f64::from_bits((1023 - 26 * (j as u64 + 1)) << 52)
 }
 
 /// Splits an exact product `p` into `(round(p) mod 4, p - round(p))`, both exact: the
@@ -228,7 +228,7 @@ pub fn cos_f32(x: f32) -> f32 {
 fn reduce_f64(a: f64) -> (f64, f64, f64) {
     let e = ((a.to_bits() >> 52) as i64) - 1023;
     let i0 = if e >= 54 { ((e - 54) / 26) as usize } else { 0 };
-    let a_s = a * f64::from_bits(((1023 - 26 * i0 as u64) as u64) << 52);
+    let a_s = a * f64::from_bits((1023 - 26 * i0 as u64) << 52);
     let a1 = f64::from_bits(a_s.to_bits() & !0x7ff_ffff);
     let a2 = a_s - a1;
     let mut n = 0.0f64;
