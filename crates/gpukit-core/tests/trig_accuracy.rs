@@ -53,7 +53,7 @@ fn specials_f64() -> Vec<f64> {
     v.extend([
         std::f64::consts::FRAC_PI_4,
         0.785,
-        0.78500000000000003,
+        f64::from_bits(0.785f64.to_bits() + 1),
         std::f64::consts::FRAC_PI_2,
         std::f64::consts::PI,
         7.450580596923828e-9,
