@@ -2,7 +2,7 @@
 //
 //   {add,sub,mul,div}_{dtype}       out[i] = op(a[i], b[i]), i < n
 //   {add,sub,mul,div}_bc_{dtype}    N-D stride broadcast (see gpukit_core::abi)
-//   {relu,sigmoid,exp,tanh,sqrt,log,abs,neg,rsqrt,silu,softplus}_{dtype}
+//   {relu,sigmoid,exp,tanh,sqrt,log,abs,neg,rsqrt,silu,softplus,sin,cos}_{dtype}
 //                                   out[i] = store(f(load(a[i]))), i < n
 //                                   (float dtypes; out may be exactly a)
 //
@@ -15,6 +15,7 @@
 // (coalesced).
 #include "gpukit.cuh"
 #include "gpukit_math.cuh"
+#include "gpukit_trig.cuh"
 
 template <class R> struct GkAdd { static __device__ __forceinline__ R f(R a, R b) { return a + b; } };
 template <class R> struct GkSub { static __device__ __forceinline__ R f(R a, R b) { return a - b; } };
@@ -145,6 +146,9 @@ struct GkRsqrt {
 };
 struct GkSilu { template <class R> static __device__ __forceinline__ R f(R x) { return gk_silu(x); } };
 struct GkSoftplus { template <class R> static __device__ __forceinline__ R f(R x) { return gk_softplus(x); } };
+// sin / cos: gpukit_trig.cuh (float computes in double, rounds once).
+struct GkSin { template <class R> static __device__ __forceinline__ R f(R x) { return gk_sin(x); } };
+struct GkCos { template <class R> static __device__ __forceinline__ R f(R x) { return gk_cos(x); } };
 
 // No __restrict__: out may be exactly a (each element is read before it is written,
 // by the same thread).
@@ -182,3 +186,7 @@ GK_FOR_neg(GK_NEG)
 GK_FOR_rsqrt(GK_RSQRT)
 GK_FOR_silu(GK_SILU)
 GK_FOR_softplus(GK_SOFTPLUS)
+#define GK_SIN(op, sfx, T) GK_UNARY(op, sfx, T, GkSin)
+#define GK_COS(op, sfx, T) GK_UNARY(op, sfx, T, GkCos)
+GK_FOR_sin(GK_SIN)
+GK_FOR_cos(GK_COS)

@@ -10,15 +10,16 @@
 //
 // Output (stdout, binary, little-endian):
 //   "GKM1"
-//   u32 n32, then n32 records of 8 x u32:  x, exp, log, tanh, sigmoid, erf, silu,
-//                                          softplus   (f32 bits)
-//   u32 n64, then n64 records of 8 x u64:  the same in f64 bits
+//   u32 n32, then n32 records of 10 x u32: x, exp, log, tanh, sigmoid, erf, silu,
+//                                          softplus, sin, cos   (f32 bits)
+//   u32 n64, then n64 records of 10 x u64: the same in f64 bits
 // The inputs are fixed: every special value, the values around every branch threshold
 // of the header (and their negations), then pseudo-random values (splitmix64 with a
 // fixed seed): raw bit patterns, and uniform values over the ranges where the
 // functions do their work.
 #define GK_HOST_SHIM 1
 #include "gpukit_math.cuh"
+#include "gpukit_trig.cuh"
 
 #include <cstdint>
 #include <cstdio>
@@ -163,6 +164,8 @@ int main() {
         put(out, gk_m_bits(gk_erf(x)));
         put(out, gk_m_bits(gk_silu(x)));
         put(out, gk_m_bits(gk_softplus(x)));
+        put(out, gk_m_bits(gk_sin(x)));
+        put(out, gk_m_bits(gk_cos(x)));
     }
     const std::vector<uint64_t> d = inputs_f64();
     put(out, (uint32_t)d.size());
@@ -176,6 +179,8 @@ int main() {
         put(out, (uint64_t)gk_m_bits(gk_erf(x)));
         put(out, (uint64_t)gk_m_bits(gk_silu(x)));
         put(out, (uint64_t)gk_m_bits(gk_softplus(x)));
+        put(out, (uint64_t)gk_m_bits(gk_sin(x)));
+        put(out, (uint64_t)gk_m_bits(gk_cos(x)));
     }
     if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) return 1;
     return std::fflush(stdout) == 0 ? 0 : 1;

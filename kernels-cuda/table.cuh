@@ -21,6 +21,8 @@
 #define GK_FOR_rsqrt(X) X(rsqrt, f32, float) X(rsqrt, f64, double) X(rsqrt, f16, gk_f16) X(rsqrt, bf16, gk_bf16)
 #define GK_FOR_silu(X) X(silu, f32, float) X(silu, f64, double) X(silu, f16, gk_f16) X(silu, bf16, gk_bf16)
 #define GK_FOR_softplus(X) X(softplus, f32, float) X(softplus, f64, double) X(softplus, f16, gk_f16) X(softplus, bf16, gk_bf16)
+#define GK_FOR_sin(X) X(sin, f32, float) X(sin, f64, double) X(sin, f16, gk_f16) X(sin, bf16, gk_bf16)
+#define GK_FOR_cos(X) X(cos, f32, float) X(cos, f64, double) X(cos, f16, gk_f16) X(cos, bf16, gk_bf16)
 #define GK_FOR_bmm(X) X(bmm, f32, float) X(bmm, f64, double) X(bmm, f16, gk_f16) X(bmm, bf16, gk_bf16)
 #define GK_FOR_gather(X) X(gather, f32, float) X(gather, f64, double) X(gather, f16, gk_f16) X(gather, bf16, gk_bf16) X(gather, i64, i64) X(gather, i32, int)
 #define GK_FOR_scatter(X) X(scatter, f32, float) X(scatter, f64, double) X(scatter, f16, gk_f16) X(scatter, bf16, gk_bf16) X(scatter, i64, i64) X(scatter, i32, int)

@@ -376,6 +376,8 @@ float_dtypes!(neg, vec20k, unary_vec, UnaryOp::Neg);
 float_dtypes!(rsqrt, vec20k, unary_vec, UnaryOp::Rsqrt);
 float_dtypes!(silu, vec20k, unary_vec, UnaryOp::Silu);
 float_dtypes!(softplus, vec20k, unary_vec, UnaryOp::Softplus);
+float_dtypes!(sin, vec20k, unary_vec, UnaryOp::Sin);
+float_dtypes!(cos, vec20k, unary_vec, UnaryOp::Cos);
 float_dtypes!(map, vec20k, map_vec);
 float_dtypes!(matmul, matmul_case, check_matmul);
 float_dtypes!(bmm, bmm_case, check_bmm);

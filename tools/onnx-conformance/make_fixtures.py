@@ -548,6 +548,17 @@ def main():
     case("pad_negative_crop_f32", "Pad", [floats((4, 5)), np.array([-1, 2, 1, -2], np.int64)],
          tol=EXACT, from_ort=True,
          note="expected from onnxruntime: the reference's np.pad refuses negative pads")
+    # Sin / Cos (gpukit's portable functions): edge values, a wide range (rotary
+    # embedding angles reach position * base^0 = thousands) and huge arguments.
+    for op in ["Sin", "Cos"]:
+        for dt in [np.float32, np.float64]:
+            case(f"{op.lower()}_{DT_NAME[dt]}", op, [floats((3, 6), dt, edge=True)],
+                 tol=tol_for(dt, False))
+            case(f"{op.lower()}_wide_{DT_NAME[dt]}", op,
+                 [floats((4, 8), dt, lo=-3000.0, hi=3000.0)], tol=tol_for(dt, False))
+        case(f"{op.lower()}_huge_f64", op,
+             [np.array([1e22, -1e22, 1e300, 1.7976931348623157e308, 6381956970095103.0 * 2.0**797,
+                        2.0**54, -3.0e15], np.float64)], tol=tol_for(np.float64, False))
 
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:
         f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"

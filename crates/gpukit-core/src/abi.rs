@@ -153,6 +153,18 @@ pub const KERNELS: &[KernelSig] = &[
         dtypes: FLOATS,
         args: "out: buf, a: buf, n",
     },
+    // Trigonometric maps (math::{sin, cos}_{f32, f64}): exact Payne-Hanek style
+    // reduction by 26-bit chunks of 2/pi, Taylor kernels in f64 (f32 rounds once).
+    KernelSig {
+        op: "sin",
+        dtypes: FLOATS,
+        args: "out: buf, a: buf, n",
+    },
+    KernelSig {
+        op: "cos",
+        dtypes: FLOATS,
+        args: "out: buf, a: buf, n",
+    },
     // Batched matmul: for each batch i < batch, C_i[m×n] = A_i[m×k] · B_i[k×n] with
     // A_i at a + i*a_bstride and B_i at b + i*b_bstride (elements; 0 = broadcast), C
     // contiguous [batch, m, n]. c[r][j] = fma chain over t = 0..k ascending from +0.0,

@@ -18,6 +18,11 @@
 //! Rust never contracts `a * b + c` into an fma, so plain `a * b + c` below
 //! always means two roundings, and `a.mul_add(b, c)` always means one.
 
+mod trig;
+pub use trig::{
+    COS_TAYLOR, PIO2_HI, PIO2_LO, SIN_TAYLOR, TWO_OVER_PI_26, cos_f32, cos_f64, sin_f32, sin_f64,
+};
+
 // ---------------------------------------------------------------------------
 // Small helpers (each is a fixed sequence of IEEE operations).
 // ---------------------------------------------------------------------------

@@ -52,6 +52,10 @@ pub trait Real:
     fn tanh(self) -> Self;
     /// gpukit's portable `sigmoid`.
     fn sigmoid(self) -> Self;
+    /// gpukit's portable `sin`.
+    fn sin(self) -> Self;
+    /// gpukit's portable `cos`.
+    fn cos(self) -> Self;
     /// gpukit's portable `erf`.
     fn erf(self) -> Self;
     /// Whether this is a NaN.
@@ -63,7 +67,7 @@ pub trait Real:
 }
 
 macro_rules! real {
-    ($t:ty, $exp:path, $log:path, $tanh:path, $sig:path, $erf:path) => {
+    ($t:ty, $exp:path, $log:path, $tanh:path, $sig:path, $erf:path, $sin:path, $cos:path) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -102,6 +106,14 @@ macro_rules! real {
                 $erf(self)
             }
             #[inline(always)]
+            fn sin(self) -> Self {
+                $sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                $cos(self)
+            }
+            #[inline(always)]
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
             }
@@ -123,7 +135,9 @@ real!(
     math::log_f32,
     math::tanh_f32,
     math::sigmoid_f32,
-    math::erf_f32
+    math::erf_f32,
+    math::sin_f32,
+    math::cos_f32
 );
 real!(
     f64,
@@ -131,7 +145,9 @@ real!(
     math::log_f64,
     math::tanh_f64,
     math::sigmoid_f64,
-    math::erf_f64
+    math::erf_f64,
+    math::sin_f64,
+    math::cos_f64
 );
 
 /// A floating-point storage type and its compute type (rule 6): f32 and f64 compute in
@@ -426,11 +442,16 @@ pub enum UnaryOp {
     Silu,
     /// [`softplus`]: `log(1 + exp(x))`, overflow-free.
     Softplus,
+    // Trigonometric maps (rotary embeddings): gpukit's portable sin and cos.
+    /// gpukit's portable `sin` ([`crate::math::sin_f32`], [`crate::math::sin_f64`]).
+    Sin,
+    /// gpukit's portable `cos` ([`crate::math::cos_f32`], [`crate::math::cos_f64`]).
+    Cos,
 }
 
 impl UnaryOp {
     /// Every unary op.
-    pub const ALL: [UnaryOp; 11] = [
+    pub const ALL: [UnaryOp; 13] = [
         UnaryOp::Relu,
         UnaryOp::Sigmoid,
         UnaryOp::Exp,
@@ -442,6 +463,8 @@ impl UnaryOp {
         UnaryOp::Rsqrt,
         UnaryOp::Silu,
         UnaryOp::Softplus,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
     ];
 
     /// The op's name in kernel names (`relu`).
@@ -458,6 +481,8 @@ impl UnaryOp {
             UnaryOp::Rsqrt => "rsqrt",
             UnaryOp::Silu => "silu",
             UnaryOp::Softplus => "softplus",
+            UnaryOp::Sin => "sin",
+            UnaryOp::Cos => "cos",
         }
     }
 
@@ -476,6 +501,8 @@ impl UnaryOp {
             UnaryOp::Rsqrt => rsqrt(x),
             UnaryOp::Silu => silu(x),
             UnaryOp::Softplus => softplus(x),
+            UnaryOp::Sin => x.sin(),
+            UnaryOp::Cos => x.cos(),
         }
     }
 

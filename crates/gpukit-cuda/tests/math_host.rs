@@ -18,7 +18,9 @@ use std::process::Command;
 
 use gpukit_core::{math, numeric};
 
-const NAMES: [&str; 7] = ["exp", "log", "tanh", "sigmoid", "erf", "silu", "softplus"];
+const NAMES: [&str; 9] = [
+    "exp", "log", "tanh", "sigmoid", "erf", "silu", "softplus", "sin", "cos",
+];
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -90,12 +92,12 @@ impl Reader<'_> {
 fn check<B: PartialEq + std::fmt::LowerHex + Copy>(
     ty: &str,
     x: B,
-    got: [B; 7],
-    want: [B; 7],
+    got: [B; 9],
+    want: [B; 9],
     is_nan: impl Fn(B) -> bool,
     bad: &mut Vec<String>,
 ) {
-    for f in 0..7 {
+    for f in 0..9 {
         let (g, w) = (got[f], want[f]);
         let same = if is_nan(w) { is_nan(g) } else { g == w };
         if !same {
@@ -130,6 +132,8 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
             r.u32(),
             r.u32(),
             r.u32(),
+            r.u32(),
+            r.u32(),
         ];
         let x = f32::from_bits(xb);
         let want = [
@@ -140,6 +144,8 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
             math::erf_f32(x).to_bits(),
             numeric::silu(x).to_bits(),
             numeric::softplus(x).to_bits(),
+            math::sin_f32(x).to_bits(),
+            math::cos_f32(x).to_bits(),
         ];
         check("f32", xb, got, want, nan32, &mut bad);
     }
@@ -157,6 +163,8 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
             r.u64(),
             r.u64(),
             r.u64(),
+            r.u64(),
+            r.u64(),
         ];
         let x = f64::from_bits(xb);
         let want = [
@@ -167,6 +175,8 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
             math::erf_f64(x).to_bits(),
             numeric::silu(x).to_bits(),
             numeric::softplus(x).to_bits(),
+            math::sin_f64(x).to_bits(),
+            math::cos_f64(x).to_bits(),
         ];
         check("f64", xb, got, want, nan64, &mut bad);
     }
@@ -179,7 +189,7 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
         bad.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
     );
     eprintln!(
-        "gpukit_math.cuh == gpukit_core::math on {n32} f32 and {n64} f64 inputs x 7 functions"
+        "gpukit_math.cuh == gpukit_core::math on {n32} f32 and {n64} f64 inputs x 9 functions"
     );
 }
 

@@ -223,6 +223,16 @@ unary_fn!(
     Softplus,
     "`out = log(1 + exp(a))` (ONNX Softplus) in the contract's overflow-free form ([`gpukit_core::numeric::softplus`])."
 );
+unary_fn!(
+    sin,
+    Sin,
+    "`out = sin(a)` with gpukit's portable sin (exact reduction for every finite input; `sin(±inf)` is NaN)."
+);
+unary_fn!(
+    cos,
+    Cos,
+    "`out = cos(a)` with gpukit's portable cos (exact reduction for every finite input; `cos(±inf)` is NaN)."
+);
 
 /// A user-defined elementwise map: one function per compute type, plus the same
 /// function as a CUDA C expression in `x` (for the CUDA backend). f16/bf16 compute

@@ -42,6 +42,7 @@ pub use elementwise::{
     silu, softplus, sqrt, sub, tanh, unary,
 };
 pub use gpukit_core::elements::ScatterReduction;
+pub use elementwise::{cos, sin};
 pub use gpukit_core::numeric::{BinaryOp, UnaryOp};
 pub use gpukit_core::pad::PadMode;
 pub use index::{gather, scatter};

@@ -31,6 +31,7 @@ mod norm;
 mod reduce;
 mod resize;
 mod scatter;
+mod trig_pow;
 mod view;
 
 use std::sync::Arc;

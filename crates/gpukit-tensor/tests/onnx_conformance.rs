@@ -203,6 +203,8 @@ fn unary(op: &str) -> Option<UnaryOp> {
         "Sigmoid" => UnaryOp::Sigmoid,
         "Sqrt" => UnaryOp::Sqrt,
         "Softplus" => UnaryOp::Softplus,
+        "Sin" => UnaryOp::Sin,
+        "Cos" => UnaryOp::Cos,
         _ => return None,
     })
 }

@@ -223,7 +223,7 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             }
         }
         "relu" | "sigmoid" | "exp" | "tanh" | "sqrt" | "log" | "abs" | "neg" | "rsqrt" | "silu"
-        | "softplus" | "leaky_relu" | "clip" | "erf" | "gelu" | "gelu_tanh" => {
+        | "softplus" | "sin" | "cos" | "leaky_relu" | "clip" | "erf" | "gelu" | "gelu_tanh" => {
             c.need(0, s[2])?;
             c.need(1, s[2])?;
         }

@@ -35,7 +35,9 @@ const fn uop(c: u8) -> UnaryOp {
         7 => UnaryOp::Neg,
         8 => UnaryOp::Rsqrt,
         9 => UnaryOp::Silu,
-        _ => UnaryOp::Softplus,
+        10 => UnaryOp::Softplus,
+        11 => UnaryOp::Sin,
+        _ => UnaryOp::Cos,
     }
 }
 
@@ -142,6 +144,8 @@ fn unary_lane<R: LaneMath, const OP: u8>(x: R) -> R {
         UnaryOp::Rsqrt => rsqrt(x),
         UnaryOp::Silu => x.silu_l(),
         UnaryOp::Softplus => x.softplus_l(),
+        UnaryOp::Sin => x.sin_l(),
+        UnaryOp::Cos => x.cos_l(),
     }
 }
 

@@ -79,6 +79,8 @@ fn entry(op: &str, dtype: DType) -> Option<BuiltinFn> {
         "rsqrt" => floats!(unary, 8),
         "silu" => floats!(unary, 9),
         "softplus" => floats!(unary, 10),
+        "sin" => floats!(unary, 11),
+        "cos" => floats!(unary, 12),
         "bmm" => floats!(bmm_entry),
         "gather" => all6!(gather),
         "scatter" => all6!(scatter),

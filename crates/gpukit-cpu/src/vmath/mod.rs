@@ -57,6 +57,11 @@ pub trait LaneMath: Real {
     fn sigmoid_l(self) -> Self;
     /// [`Real::erf`] in lane form.
     fn erf_l(self) -> Self;
+    /// [`Real::sin`] in lane form (f32: the scalar function itself, which is
+    /// branch-free; f64: the scalar function, one element at a time).
+    fn sin_l(self) -> Self;
+    /// [`Real::cos`] in lane form (as [`LaneMath::sin_l`]).
+    fn cos_l(self) -> Self;
 
     /// [`gpukit_core::numeric::max_nan`] as selects (same result, vectorises).
     #[inline(always)]
@@ -113,7 +118,7 @@ pub trait LaneMath: Real {
 }
 
 macro_rules! lane_math {
-    ($t:ty, $sel:ident, $exp:ident, $log:ident, $tanh:ident, $sig:ident, $erf:ident) => {
+    ($t:ty, $sel:ident, $exp:ident, $log:ident, $tanh:ident, $sig:ident, $erf:ident, $sin:path, $cos:path) => {
         impl LaneMath for $t {
             #[inline(always)]
             fn select(m: bool, a: $t, b: $t) -> $t {
@@ -139,12 +144,40 @@ macro_rules! lane_math {
             fn erf_l(self) -> $t {
                 $erf(self)
             }
+            #[inline(always)]
+            fn sin_l(self) -> $t {
+                $sin(self)
+            }
+            #[inline(always)]
+            fn cos_l(self) -> $t {
+                $cos(self)
+            }
         }
     };
 }
 
-lane_math!(f32, sel32, exp_f32, log_f32, tanh_f32, sigmoid_f32, erf_f32);
-lane_math!(f64, sel64, exp_f64, log_f64, tanh_f64, sigmoid_f64, erf_f64);
+lane_math!(
+    f32,
+    sel32,
+    exp_f32,
+    log_f32,
+    tanh_f32,
+    sigmoid_f32,
+    erf_f32,
+    gpukit_core::math::sin_f32,
+    gpukit_core::math::cos_f32
+);
+lane_math!(
+    f64,
+    sel64,
+    exp_f64,
+    log_f64,
+    tanh_f64,
+    sigmoid_f64,
+    erf_f64,
+    gpukit_core::math::sin_f64,
+    gpukit_core::math::cos_f64
+);
 
 // ---------------------------------------------------------------------------------------
 // Helpers: selects and exponent construction.

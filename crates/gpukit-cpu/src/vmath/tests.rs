@@ -226,6 +226,14 @@ fn softplus_lane_matches_scalar() {
     check64("softplus", |x: f64| x.softplus_l(), softplus::<f64>);
 }
 
+#[test]
+fn sin_cos_lane_matches_scalar() {
+    check32("sin", |x: f32| x.sin_l(), math::sin_f32);
+    check64("sin", |x: f64| x.sin_l(), math::sin_f64);
+    check32("cos", |x: f32| x.cos_l(), math::cos_f32);
+    check64("cos", |x: f64| x.cos_l(), math::cos_f64);
+}
+
 /// Whether the exhaustive tests run (`GPUKIT_VMATH_EXHAUSTIVE=1`), and for `name`
 /// (`GPUKIT_VMATH_EXHAUSTIVE_FNS=exp,erf` picks functions; all when unset).
 pub(crate) fn exhaustive_wanted(name: &str) -> bool {
@@ -334,6 +342,12 @@ fn exhaustive_f32_when_asked() {
             |x: f32| x.softplus_l(),
             gpukit_core::numeric::softplus::<f32>,
         );
+    }
+    if exhaustive_wanted("sin") {
+        exhaustive32("sin", |x: f32| x.sin_l(), math::sin_f32);
+    }
+    if exhaustive_wanted("cos") {
+        exhaustive32("cos", |x: f32| x.cos_l(), math::cos_f32);
     }
 }
 

@@ -32,7 +32,7 @@ mod tests {
     fn unary_maps_are_one_grid_stride_launch_over_n() {
         for op in [
             "relu", "sigmoid", "exp", "tanh", "sqrt", "log", "abs", "neg", "rsqrt", "silu",
-            "softplus",
+            "softplus", "sin", "cos",
         ] {
             for (sfx, dt) in [
                 ("f32", DType::F32),
