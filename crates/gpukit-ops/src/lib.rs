@@ -41,8 +41,8 @@ pub use elementwise::{
     MapFn, abs, add, binary, binary_broadcast, div, exp, log, map, mul, neg, relu, rsqrt, sigmoid,
     silu, softplus, sqrt, sub, tanh, unary,
 };
-pub use gpukit_core::elements::ScatterReduction;
 pub use elementwise::{cos, sin};
+pub use gpukit_core::elements::ScatterReduction;
 pub use gpukit_core::numeric::{BinaryOp, UnaryOp};
 pub use gpukit_core::pad::PadMode;
 pub use index::{gather, scatter};

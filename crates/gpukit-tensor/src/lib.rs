@@ -42,8 +42,8 @@ pub use attention::AttentionOptions;
 pub use gpukit_core::elements::ScatterReduction;
 pub use gpukit_core::pad::PadMode;
 pub use layout::broadcast_shapes;
-pub use nn::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions};
 pub use math::GemmOpts;
+pub use nn::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions};
 pub use reduce::ReduceOp;
 pub use resize::{CoordMode, NearestMode, ResizeMode, ResizeOptions};
 

@@ -176,8 +176,8 @@ fn run_copy<T: Element>(args: &BuiltinArgs<'_>, t: &Tables) -> Result<()> {
         let o = unsafe { out.slice_mut(s, e) };
         for v in o.iter_mut() {
             let mut off = 0;
-            for a in 0..r {
-                off += t.taps[t.row(a, dig[a]) * (1 + t.k) + 1] * t.strides[a];
+            for (a, &d) in dig.iter().enumerate().take(r) {
+                off += t.taps[t.row(a, d) * (1 + t.k) + 1] * t.strides[a];
             }
             *v = src[off];
             t.advance(dig);
