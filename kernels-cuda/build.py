@@ -182,8 +182,9 @@ if __name__ == "__main__":
     if "--check" in sys.argv[1:]:
         check()
     elif "--resources" in sys.argv[1:]:
+        text = resources_text(os.path.join(HERE, "ptx"))  # exits on a ptxas failure
         with open(RESOURCES, "w") as f:
-            f.write(resources_text(os.path.join(HERE, "ptx")))
+            f.write(text)
         print(f"wrote {RESOURCES}")
     else:
         build(os.path.join(HERE, "ptx"), [a.removesuffix(".cu") for a in sys.argv[1:]])

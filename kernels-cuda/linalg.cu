@@ -26,7 +26,8 @@
 //
 // Tiles per compute type: f32 128×64 (8×4 per thread) and 64×64 (4×4, "small");
 // f64 64×64 (4×4) and 32×32 (2×2, "small"), register-capped by __launch_bounds__ to 2
-// (big, <= 128 registers) and 4 (small, <= 64) blocks per SM with no spills (an 8×8
+// (big, <= 128 registers) and 4 (bmm small, <= 64; gemm small keeps 2, see
+// GK_GEMM_MINB) blocks per SM with no spills (an 8×8
 // f32 micro-tile does not fit in 128). The plan (crates/gpukit-cuda/src/plan/linalg.rs)
 // takes the small tile when the big one would leave the device idle.
 // Grid: x over column tiles, y over row tiles, z over the batch; each loops with its
@@ -209,8 +210,12 @@ __device__ __forceinline__ void gk_gemm(T* y, const T* a, const T* b, const T* c
 GK_FOR_bmm(GK_BMM)
 GK_FOR_bmm_small(GK_BMM_SMALL)
 
+// gemm's small tile is capped like the big one (2 blocks per SM, <= 128 registers), not
+// like bmm's small tile (4, <= 64): with its four transpose variants and strided C,
+// ptxas spilled 40 bytes at 64 registers on sm_80 and 4 bytes at 80 on sm_90.
+#define GK_GEMM_MINB(BIG) GK_MM_MINB(true)
 #define GK_GEMM_ENTRY(op, sfx, T, BIG)                                                        \
-    extern "C" __global__ void __launch_bounds__(GK_MM_THREADS, GK_MM_MINB(BIG))              \
+    extern "C" __global__ void __launch_bounds__(GK_MM_THREADS, GK_GEMM_MINB(BIG))            \
         op##_##sfx(T* y, const T* __restrict__ a, const T* __restrict__ b, const T* c,        \
                    const T* __restrict__ bias, i64 m, i64 k, i64 n, i64 trans_b, i64 has_c,   \
                    i64 has_bias, double alpha, double beta, i64 trans_a, i64 c_rs,            \

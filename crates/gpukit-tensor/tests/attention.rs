@@ -140,3 +140,20 @@ fn bad_shapes() {
         .contains("broadcast")
     );
 }
+
+#[test]
+fn the_emulator_reports_the_missing_kernel_instead_of_running_something_else() {
+    // The general attention has no CUDA kernel yet (docs/ops/attention.md): on the PTX
+    // emulator the call is an error naming the kernel, never a wrong answer.
+    let kit = gpukit::open("ptx-emu").unwrap();
+    let t = |n: usize, dims: &[usize]| Tensor::from_slice(&kit, &data(n, 5), dims).unwrap();
+    let (q, k, v) = (
+        t(8, &[1, 1, 2, 4]),
+        t(12, &[1, 1, 3, 4]),
+        t(12, &[1, 1, 3, 4]),
+    );
+    let err = Tensor::attention(&q, &k, &v, &AttentionOptions::default())
+        .err()
+        .expect("no CUDA kernel for attention_general yet");
+    assert!(err.to_string().contains("attention_general"), "{err}");
+}
