@@ -153,7 +153,6 @@ fn the_emulator_reports_the_missing_kernel_instead_of_running_something_else() {
         t(12, &[1, 1, 3, 4]),
     );
     let err = Tensor::attention(&q, &k, &v, &AttentionOptions::default())
-        .err()
-        .expect("no CUDA kernel for attention_general yet");
+        .expect_err("no CUDA kernel for attention_general yet");
     assert!(err.to_string().contains("attention_general"), "{err}");
 }
