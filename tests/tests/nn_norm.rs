@@ -532,7 +532,10 @@ fn activation_errors() {
     ops::clip(&k, &out, &x, 1.0, -1.0).unwrap();
     let (xs, ys) = (x.download::<f32>().unwrap(), out.download::<f32>().unwrap());
     for (a, b) in xs.iter().zip(&ys) {
-        assert!(if a.is_nan() { b.is_nan() } else { *b == -1.0 }, "{a} -> {b}");
+        assert!(
+            if a.is_nan() { b.is_nan() } else { *b == -1.0 },
+            "{a} -> {b}"
+        );
     }
     assert!(matches!(
         ops::clip(&k, &out, &x, f64::NAN, 1.0),
