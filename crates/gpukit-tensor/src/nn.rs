@@ -186,6 +186,20 @@ fn unlift(t: Tensor, one_d: bool) -> Result<Tensor> {
 }
 
 impl Tensor {
+    /// The optional `[c_out]` bias of a convolution, checked (dtype, shape) and made
+    /// contiguous.
+    fn conv_bias(&self, op: &str, bias: Option<&Tensor>, c_out: usize) -> Result<Option<Tensor>> {
+        let Some(b) = bias else { return Ok(None) };
+        self.same_dtype(op, b)?;
+        if b.dims[..] != [c_out] {
+            return Err(shape_err(
+                op,
+                format!("bias {:?} must be [c_out] = [{c_out}]", b.dims),
+            ));
+        }
+        Ok(Some(b.contiguous()?))
+    }
+
     /// Convolution (ONNX Conv; PyTorch `conv1d`/`conv2d`), NCW or NCHW: `self`
     /// `[n, c_in, (h,) w]`, `w` `[c_out, c_in / groups, (kh,) kw]`, optional `bias`
     /// `[c_out]`; float dtypes. Runs the `conv2d` op (a 1-D conv as a height-1 image);
@@ -259,19 +273,7 @@ impl Tensor {
             groups,
         };
         let shape = gpukit_ops::conv2d_out_shape(&p)?;
-        let b = match bias {
-            Some(b) => {
-                self.same_dtype(op, b)?;
-                if b.dims[..] != [c_out] {
-                    return Err(shape_err(
-                        op,
-                        format!("bias {:?} must be [c_out] = [{c_out}]", b.dims),
-                    ));
-                }
-                Some(b.contiguous()?)
-            }
-            None => None,
-        };
+        let b = self.conv_bias(op, bias, c_out)?;
         let (x, wc) = (self.contiguous()?, w.contiguous()?);
         let y = self.alloc_like(&shape, self.dtype())?;
         gpukit_ops::conv2d(
@@ -386,19 +388,7 @@ impl Tensor {
             groups,
         };
         let shape = gpukit_ops::conv_transpose2d_out_shape(&p)?;
-        let b = match bias {
-            Some(b) => {
-                self.same_dtype(op, b)?;
-                if b.dims[..] != [c_out] {
-                    return Err(shape_err(
-                        op,
-                        format!("bias {:?} must be [c_out] = [{c_out}]", b.dims),
-                    ));
-                }
-                Some(b.contiguous()?)
-            }
-            None => None,
-        };
+        let b = self.conv_bias(op, bias, c_out)?;
         let (x, wc) = (self.contiguous()?, w.contiguous()?);
         let y = self.alloc_like(&shape, self.dtype())?;
         gpukit_ops::conv_transpose2d(
