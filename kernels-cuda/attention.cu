@@ -6,6 +6,9 @@
 //                              (the CPU kernel crates/gpukit-cpu/src/nn/attention.rs and
 //                              the oracle crates/gpukit-reference/src/attention.rs)
 //   attention_scores_{dtype}   the composed attention's scores, head-major
+//   attention_general_{dtype}  the fused attention with per-query masks, causal, grouped
+//                              K/V heads and vd != hd (crates/gpukit-cpu/src/nn/attention/
+//                              general.rs, crates/gpukit-reference/src/attention_general.rs)
 //
 // Fused geometry (crates/gpukit-cuda/src/plan/attention.rs): 256 threads = 8 warps per
 // block, one block per (sequence·head, tile of BQ query rows) (grid-stride over those
@@ -281,6 +284,279 @@ __device__ __forceinline__ void attention_fused(T* __restrict__ o, const T* __re
     }
 }
 
+// The general fused attention (attention_general): the fused kernel's geometry and order
+// of operations with a keep decision per (query row, key) instead of per key: per-query
+// masks (additive or boolean) read through broadcast strides, a top-left causal flag,
+// query head h reading K/V head h / (heads / kv_heads), and V / output rows of vd != hd.
+// Per key tile:
+//   1. each warp decides, for its RW rows, which of the tile's 64 keys each row keeps
+//      (a 64-bit mask per row, with the additive mask values kept in shared memory);
+//      warp 0 lists the keys kept by any row of the block in ascending order: a key no
+//      row keeps is never read;
+//   2. scores of the listed keys as in the fused kernel (a listed key a row drops is
+//      computed for that row and discarded);
+//   3. per row, only its own kept keys enter the maximum, the weights, the denominator
+//      (ascending) and, in 4., the accumulators (ascending): a warp-uniform bit test per
+//      listed key, so a dropped key adds nothing at all (not even a +0.0);
+// and a row that keeps no key in the whole walk writes +0.0. With causal, the walk ends
+// after the tile holding the block's last query row: the later tiles keep no key for any
+// of its rows, and a tile that keeps nothing leaves m, l and acc unchanged bit for bit
+// (m_new = m, c = exp(+0.0) = 1 or the all -inf factor 1, and x * 1 = x).
+template <class T>
+__device__ __forceinline__ void attention_general_fused(
+    T* __restrict__ o, const T* __restrict__ q, const T* __restrict__ k,
+    const T* __restrict__ v, const T* __restrict__ mask, i64 mask_kind, i64 causal, i64 batch,
+    i64 heads, i64 kv_heads, i64 n, i64 nkv, i64 hd, i64 vd, i64 interleaved, i64 msb,
+    i64 msh, i64 msi, double scale64) {
+    typedef typename GkElem<T>::Real R;
+    constexpr int RW = AttentionCfg<T>::RW;
+    constexpr int DC = AttentionCfg<T>::DC;
+    constexpr int BQ = ATTENTION_WARPS * RW;
+    constexpr int KS = DC + 1;
+    constexpr int UPC = DC / 32;
+    constexpr int NCH = ATTENTION_MAX_HD / DC;
+    constexpr int KT = ATTENTION_KEY_TILE;
+
+    __shared__ R qs[BQ * ATTENTION_MAX_HD];   // the block's query rows
+    __shared__ R kv[KT * KS];                 // one chunk of the listed keys' K or V rows
+    __shared__ R ps[BQ * KT];                 // each row's weights (by listed position)
+    __shared__ R kb[BQ * KT];                 // each row's additive mask values (by tile offset)
+    __shared__ unsigned long long kbits[BQ];  // each row's kept keys (by tile offset)
+    __shared__ int kidx[KT];                  // the listed keys' offsets in the tile
+    __shared__ int knum;                      // how many keys of the tile are listed
+
+    const R scale = (R)scale64;  // rounded once to nearest even
+    const R drop = (R)(-0x1p99);  // MASK_DROP, exact in every compute type
+    const R ninf = attention_neg_inf<R>();
+    const int tid = (int)threadIdx.x;
+    const int lane = tid & 31;
+    const int warp = tid >> 5;
+    const int hdi = (int)hd;  // 1..=256 (checked by the plan)
+    const int vdi = (int)vd;  // 1..=256
+    const i64 group = heads / kv_heads;
+    const i64 qstride = interleaved ? heads * hd : hd;
+    const i64 kstride = interleaved ? kv_heads * hd : hd;
+    const i64 vstride = interleaved ? kv_heads * vd : vd;
+    const i64 ostride = interleaved ? heads * vd : vd;
+    const i64 qblocks = (n + BQ - 1) / BQ;
+    const i64 tasks = batch * heads * qblocks;
+
+    for (i64 task = blockIdx.x; task < tasks; task += gridDim.x) {
+        const i64 bhi = task / qblocks;
+        const i64 i0 = (task - bhi * qblocks) * BQ;
+        const i64 b = bhi / heads;
+        const i64 h = bhi - b * heads;
+        const i64 kh = h / group;
+        const i64 qbase = interleaved ? b * n * qstride + h * hd : bhi * n * hd;
+        const i64 obase = interleaved ? b * n * ostride + h * vd : bhi * n * vd;
+        const i64 kbase =
+            interleaved ? b * nkv * kstride + kh * hd : (b * kv_heads + kh) * nkv * hd;
+        const i64 vbase =
+            interleaved ? b * nkv * vstride + kh * vd : (b * kv_heads + kh) * nkv * vd;
+        const i64 mbase = b * msb + h * msh;
+        const i64 last = (i0 + BQ < n ? i0 + BQ : n) - 1;  // the block's last query row
+        const i64 walk = causal && last + 1 < nkv ? last + 1 : nkv;
+
+        __syncthreads();  // the previous task's readers of qs are done
+        for (int t = tid; t < BQ * hdi; t += ATTENTION_THREADS) {
+            const int r = t / hdi;
+            const int d = t - r * hdi;
+            const i64 i = i0 + r;
+            qs[r * ATTENTION_MAX_HD + d] = i < n ? gk_load(q[qbase + i * qstride + d]) : R(0);
+        }
+
+        R m[RW], l[RW], acc[RW][ATTENTION_ACC];
+        bool any[RW];
+#pragma unroll
+        for (int r = 0; r < RW; ++r) {
+            m[r] = ninf;
+            l[r] = R(0);
+            any[r] = false;
+#pragma unroll
+            for (int u = 0; u < ATTENTION_ACC; ++u) acc[r][u] = R(0);
+        }
+
+        for (i64 start = 0; start < walk; start += KT) {
+            const i64 end = nkv < start + KT ? nkv : start + KT;
+            __syncthreads();  // qs staged; the previous tile's readers of kbits/kidx/kb done
+
+            // 1. Each warp: its rows' kept keys of the tile (and additive mask values).
+#pragma unroll
+            for (int r = 0; r < RW; ++r) {
+                const int row = warp * RW + r;
+                const i64 i = i0 + row;
+                unsigned long long bits = 0;
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int jt = half * 32 + lane;
+                    const i64 j = start + jt;
+                    bool kept = j < end && i < n && !(causal && j > i);
+                    R bj = R(0);
+                    if (kept && mask_kind != 0) {
+                        const R x = gk_load(mask[mbase + i * msi + j]);
+                        if (mask_kind == 1) {
+                            kept = !(x <= drop);
+                            bj = x;
+                        } else {
+                            kept = x != R(0);  // NaN keeps its key
+                        }
+                    }
+                    kb[row * KT + jt] = bj;
+                    bits |= (unsigned long long)__ballot_sync(GK_FULL_MASK, kept) << (32 * half);
+                }
+                if (lane == 0) kbits[row] = bits;
+            }
+            __syncthreads();
+            // The keys any row keeps, ascending.
+            if (warp == 0) {
+                unsigned long long all = 0;
+                for (int r = 0; r < BQ; ++r) all |= kbits[r];
+                int base = 0;
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                    const int jt = half * 32 + lane;
+                    const bool listed = (all >> jt) & 1ull;
+                    const unsigned bal = __ballot_sync(GK_FULL_MASK, listed);
+                    if (listed) kidx[base + __popc(bal & ((1u << lane) - 1u))] = jt;
+                    base += __popc(bal);
+                }
+                if (lane == 0) knum = base;
+            }
+
+            // 2. Scores: s = fma chain over d ascending from +0.0, chunk after chunk.
+            R s[RW][2];
+#pragma unroll
+            for (int r = 0; r < RW; ++r) s[r][0] = s[r][1] = R(0);
+#pragma unroll
+            for (int c = 0; c < NCH; ++c) {
+                if (c * DC < hdi) {
+                    __syncthreads();  // kidx/knum published; previous chunk's readers done
+                    const int nk = knum;
+                    const int d0 = c * DC;
+                    const int dlen = hdi - d0 < DC ? hdi - d0 : DC;
+                    for (int t = tid; t < nk * dlen; t += ATTENTION_THREADS) {
+                        const int jj = t / dlen;
+                        const int dd = t - jj * dlen;
+                        kv[jj * KS + dd] =
+                            gk_load(k[kbase + (start + kidx[jj]) * kstride + d0 + dd]);
+                    }
+                    __syncthreads();
+                    if (nk > 0) {
+                        const int j0 = lane < nk ? lane : nk - 1;
+                        const int j1 = lane + 32 < nk ? lane + 32 : nk - 1;
+                        for (int dd = 0; dd < dlen; ++dd) {
+                            const R k0 = kv[j0 * KS + dd];
+                            const R k1 = kv[j1 * KS + dd];
+#pragma unroll
+                            for (int r = 0; r < RW; ++r) {
+                                const R qd = qs[(warp * RW + r) * ATTENTION_MAX_HD + d0 + dd];
+                                s[r][0] = gk_fma(qd, k0, s[r][0]);
+                                s[r][1] = gk_fma(qd, k1, s[r][1]);
+                            }
+                        }
+                    }
+                }
+            }
+
+            // 3. Per row: scale, mask, maximum, rescale factor, weights, denominator.
+            const int nk = knum;
+            const int t0 = lane < nk ? kidx[lane] : 0;
+            const int t1 = lane + 32 < nk ? kidx[lane + 32] : 0;
+            unsigned long long own[RW];  // the row's kept keys, by listed position
+#pragma unroll
+            for (int r = 0; r < RW; ++r) {
+                const int row = warp * RW + r;
+                const unsigned long long rb = kbits[row];
+                const bool own0 = lane < nk && ((rb >> t0) & 1ull);
+                const bool own1 = lane + 32 < nk && ((rb >> t1) & 1ull);
+                own[r] = (unsigned long long)__ballot_sync(GK_FULL_MASK, own0) |
+                         ((unsigned long long)__ballot_sync(GK_FULL_MASK, own1) << 32);
+                any[r] = any[r] || own[r] != 0ull;
+                R s0 = s[r][0] * scale;
+                R s1 = s[r][1] * scale;
+                if (mask_kind == 1) {
+                    if (own0) s0 = s0 + kb[row * KT + t0];
+                    if (own1) s1 = s1 + kb[row * KT + t1];
+                }
+                R local = ninf;  // identity of max_nan
+                if (own0) local = gk_max_nan(local, s0);
+                if (own1) local = gk_max_nan(local, s1);
+                const R m_new = gk_max_nan(m[r], attention_warp_max(local));
+                const bool all_neg_inf = m_new == ninf;
+                const R cr = all_neg_inf ? R(1) : gk_exp(m[r] - m_new);
+                R* pr = ps + row * KT;
+                if (own0) pr[lane] = all_neg_inf ? R(0) : gk_exp(s0 - m_new);
+                if (own1) pr[lane + 32] = all_neg_inf ? R(0) : gk_exp(s1 - m_new);
+                m[r] = m_new;
+                l[r] = l[r] * cr;
+#pragma unroll
+                for (int u = 0; u < ATTENTION_ACC; ++u) {
+                    if (u * 32 < vdi) acc[r][u] = acc[r][u] * cr;
+                }
+            }
+            __syncwarp();
+#pragma unroll
+            for (int r = 0; r < RW; ++r) {
+                const R* pr = ps + (warp * RW + r) * KT;
+                R lr = l[r];
+                for (int jj = 0; jj < nk; ++jj) {
+                    if ((own[r] >> jj) & 1ull) lr = lr + pr[jj];
+                }
+                l[r] = lr;
+            }
+
+            // 4. Accumulators: acc_d = fma(p_j, v[j][d], acc_d), the row's kept keys ascending.
+#pragma unroll
+            for (int c = 0; c < NCH; ++c) {
+                if (c * DC < vdi) {
+                    __syncthreads();  // the previous readers of kv are done
+                    const int d0 = c * DC;
+                    const int dlen = vdi - d0 < DC ? vdi - d0 : DC;
+                    for (int t = tid; t < nk * dlen; t += ATTENTION_THREADS) {
+                        const int jj = t / dlen;
+                        const int dd = t - jj * dlen;
+                        kv[jj * KS + dd] =
+                            gk_load(v[vbase + (start + kidx[jj]) * vstride + d0 + dd]);
+                    }
+                    __syncthreads();
+                    for (int jj = 0; jj < nk; ++jj) {
+#pragma unroll
+                        for (int r = 0; r < RW; ++r) {
+                            if ((own[r] >> jj) & 1ull) {
+                                const R p = ps[(warp * RW + r) * KT + jj];
+#pragma unroll
+                                for (int u = 0; u < UPC; ++u) {
+                                    const int dd = u * 32 + lane;
+                                    if (dd < dlen) {
+                                        acc[r][c * UPC + u] =
+                                            gk_fma(p, kv[jj * KS + dd], acc[r][c * UPC + u]);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        // o[i][d] = store(acc_d / l); a row that kept no key is +0.0.
+#pragma unroll
+        for (int r = 0; r < RW; ++r) {
+            const i64 i = i0 + warp * RW + r;
+            if (i < n) {
+#pragma unroll
+                for (int u = 0; u < ATTENTION_ACC; ++u) {
+                    const int d = u * 32 + lane;
+                    if (d < vdi) {
+                        o[obase + i * ostride + d] =
+                            gk_store<T>(any[r] ? acc[r][u] / l[r] : R(0));
+                    }
+                }
+            }
+        }
+    }
+}
+
 #define ATTENTION_SC_ROWS 32  // query rows per scores tile
 #define ATTENTION_SC_KEYS 64  // keys per scores tile
 #define ATTENTION_SC_DC 32    // staged head-dim chunk
@@ -396,3 +672,15 @@ GK_FOR_attention(GK_ATTENTION)
         attention_scores_tiles<T>(s, q, k, mask, has_mask, heads, n, nkv, hd, hpb, scale);     \
     }
 GK_FOR_attention_scores(GK_ATTENTION_SCORES)
+
+#define GK_ATTENTION_GENERAL(op, sfx, T)                                                       \
+    extern "C" __global__ void __launch_bounds__(ATTENTION_THREADS, ATTENTION_MIN_BLOCKS)      \
+        op##_##sfx(T* __restrict__ o, const T* __restrict__ q, const T* __restrict__ k,        \
+                   const T* __restrict__ v, const T* __restrict__ mask, i64 mask_kind,         \
+                   i64 causal, i64 batch, i64 heads, i64 kv_heads, i64 n, i64 nkv, i64 hd,     \
+                   i64 vd, i64 interleaved, i64 msb, i64 msh, i64 msi, double scale) {         \
+        attention_general_fused<T>(o, q, k, v, mask, mask_kind, causal, batch, heads,          \
+                                   kv_heads, n, nkv, hd, vd, interleaved, msb, msh, msi,       \
+                                   scale);                                                     \
+    }
+GK_FOR_attention_general(GK_ATTENTION_GENERAL)

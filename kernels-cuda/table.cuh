@@ -49,6 +49,7 @@
 #define GK_FOR_rms_norm(X) X(rms_norm, f32, float) X(rms_norm, f64, double) X(rms_norm, f16, gk_f16) X(rms_norm, bf16, gk_bf16)
 #define GK_FOR_attention(X) X(attention, f32, float) X(attention, f64, double) X(attention, f16, gk_f16) X(attention, bf16, gk_bf16)
 #define GK_FOR_attention_scores(X) X(attention_scores, f32, float) X(attention_scores, f64, double) X(attention_scores, f16, gk_f16) X(attention_scores, bf16, gk_bf16)
+#define GK_FOR_attention_general(X) X(attention_general, f32, float) X(attention_general, f64, double) X(attention_general, f16, gk_f16) X(attention_general, bf16, gk_bf16)
 #define GK_FOR_copy_axis(X) X(copy_axis, f32, float) X(copy_axis, f64, double) X(copy_axis, f16, gk_f16) X(copy_axis, bf16, gk_bf16) X(copy_axis, i64, i64) X(copy_axis, i32, int)
 #define GK_FOR_strided_copy(X) X(strided_copy, f32, float) X(strided_copy, f64, double) X(strided_copy, f16, gk_f16) X(strided_copy, bf16, gk_bf16) X(strided_copy, i64, i64) X(strided_copy, i32, int)
 #define GK_FOR_resize_bilinear(X) X(resize_bilinear, f32, float) X(resize_bilinear, f64, double) X(resize_bilinear, f16, gk_f16) X(resize_bilinear, bf16, gk_bf16)

@@ -1092,14 +1092,6 @@ fn every_abi_name_is_registered_and_nothing_else() {
     }
     // Then the whole table: every abi name (all groups) and nothing else.
     let mut want = gpukit_core::abi::all_kernel_names();
-    // The CPU-only general attention, not yet in the table (see KERNELS_GENERAL).
-    for s in gpukit_core::abi::attention::KERNELS_GENERAL {
-        want.extend(
-            s.dtypes
-                .iter()
-                .map(|&d| gpukit_core::abi::kernel_name(s.op, d)),
-        );
-    }
     want.sort();
     assert_eq!(gpukit_cpu::builtins::names(), want);
     let kit = kit();

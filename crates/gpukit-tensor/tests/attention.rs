@@ -142,17 +142,35 @@ fn bad_shapes() {
 }
 
 #[test]
-fn the_emulator_reports_the_missing_kernel_instead_of_running_something_else() {
-    // The general attention has no CUDA kernel yet (docs/ops/attention.md): on the PTX
-    // emulator the call is an error naming the kernel, never a wrong answer.
-    let kit = gpukit::open("ptx-emu").unwrap();
-    let t = |n: usize, dims: &[usize]| Tensor::from_slice(&kit, &data(n, 5), dims).unwrap();
-    let (q, k, v) = (
-        t(8, &[1, 1, 2, 4]),
-        t(12, &[1, 1, 3, 4]),
-        t(12, &[1, 1, 3, 4]),
-    );
-    let err = Tensor::attention(&q, &k, &v, &AttentionOptions::default())
-        .expect_err("no CUDA kernel for attention_general yet");
-    assert!(err.to_string().contains("attention_general"), "{err}");
+fn the_emulator_gives_the_cpu_bits() {
+    // The general attention's CUDA kernel under the PTX emulator: per-query additive
+    // mask, causal, grouped K/V heads, a narrower V.
+    let cpu = gpukit::cpu().unwrap();
+    let emu = gpukit::open("ptx-emu").unwrap();
+    let run = |kit: &gpukit::Kit| {
+        let t = |n: usize, dims: &[usize]| Tensor::from_slice(kit, &data(n, 5), dims).unwrap();
+        let (q, k, v) = (
+            t(2 * 4 * 9 * 8, &[2, 4, 9, 8]),
+            t(2 * 2 * 70 * 8, &[2, 2, 70, 8]),
+            t(2 * 2 * 70 * 6, &[2, 2, 70, 6]),
+        );
+        let mask = t(9 * 70, &[9, 70]);
+        let o = AttentionOptions {
+            mask: Some(mask),
+            causal: true,
+            ..AttentionOptions::default()
+        };
+        Tensor::attention(&q, &k, &v, &o)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap()
+    };
+    let (a, b) = (run(&cpu), run(&emu));
+    assert_eq!(a.len(), 2 * 4 * 9 * 6);
+    let bits = |x: &[f32]| {
+        x.iter()
+            .map(|v| if v.is_nan() { u32::MAX } else { v.to_bits() })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(bits(&a), bits(&b));
 }

@@ -1,7 +1,8 @@
 //! Self-checks of the neural-network family: the `attention` group. Each op at each
 //! float dtype on one random case (values with NaN, ±inf, -0.0 and subnormals; masks
 //! with kept, biased, -1e30, -inf and fully masked rows; key counts past two key tiles),
-//! compared bit for bit with the reference oracle.
+//! compared bit for bit with the reference oracle; the general attention also with
+//! per-query and boolean masks, causal, grouped K/V heads and a narrower V.
 
 use gpukit_core::numeric::FloatElement;
 use gpukit_core::{Buf, DType, Element, Kit, Result};
@@ -123,6 +124,70 @@ fn composed<T: FloatElement>(kit: &Kit, seed: u64) -> Result<Option<String>> {
     Ok(mismatch(&out.download::<T>()?, &want))
 }
 
+/// The general fused attention, head-major: two sequences, 4 query heads over 2 K/V
+/// heads, V rows narrower than Q/K rows, an additive per-query mask `[2, 1, N, NKV]`
+/// whose query rows cycle through `rand_mask`'s kinds (kept, biased and dropped, padded,
+/// fully masked).
+fn general<T: FloatElement>(kit: &Kit, seed: u64) -> Result<Option<String>> {
+    let mut rng = Rng::new(seed ^ 0x45);
+    let (b, vd) = (2, 20);
+    let spec = ops::AttentionSpec::new(b, HEADS, N, NKV, HD)
+        .with_kv_heads(2)
+        .with_v_head_dim(vd)
+        .with_mask_shape(ops::AttentionMaskKind::Additive, [b, 1, N]);
+    let q = rand_vec::<T>(&mut rng, b * HEADS * N * HD);
+    let k = rand_vec::<T>(&mut rng, b * 2 * NKV * HD);
+    let v = rand_vec::<T>(&mut rng, b * 2 * NKV * vd);
+    let mask = rand_mask::<T>(&mut rng, b * N, NKV);
+    run_general(kit, &q, &k, &v, &mask, &spec)
+}
+
+/// The general fused attention, interleaved and causal (top-left), with a boolean
+/// per-sequence key mask `[3, 1, 1, NKV]` (1 keeps, 0 drops, NaN keeps), more queries
+/// than keys so that late rows see every key and early ones few, multi-query (one K/V
+/// head).
+fn general_causal<T: FloatElement>(kit: &Kit, seed: u64) -> Result<Option<String>> {
+    let mut rng = Rng::new(seed ^ 0x46);
+    let (b, heads, n, nkv, hd) = (3, 2, 70, 67, 40);
+    let spec = ops::AttentionSpec::new(b, heads, n, nkv, hd)
+        .with_kv_heads(1)
+        .with_interleaved(true)
+        .with_causal(true)
+        .with_mask_shape(ops::AttentionMaskKind::Boolean, [b, 1, 1]);
+    let q = rand_vec::<T>(&mut rng, b * n * heads * hd);
+    let k = rand_vec::<T>(&mut rng, b * nkv * hd);
+    let v = rand_vec::<T>(&mut rng, b * nkv * hd);
+    let mask: Vec<T> = (0..b * nkv)
+        .map(|i| {
+            let x = match (i / nkv, rng.next_u64() % 8) {
+                (2, _) => 0.0, // a fully masked sequence
+                (_, 0) => 0.0,
+                (_, 1) => f64::NAN,
+                _ => 1.0,
+            };
+            T::from_f64(x).unwrap_or_default()
+        })
+        .collect();
+    run_general(kit, &q, &k, &v, &mask, &spec)
+}
+
+fn run_general<T: FloatElement>(
+    kit: &Kit,
+    q: &[T],
+    k: &[T],
+    v: &[T],
+    mask: &[T],
+    spec: &ops::AttentionSpec,
+) -> Result<Option<String>> {
+    let (bq, bk, bv) = upload3(kit, q, k, v)?;
+    let bm = kit.upload(mask)?;
+    let (_, _, _, ol) = spec.lens().unwrap_or_default();
+    let out = kit.alloc(T::DTYPE, ol)?;
+    ops::attention_general(kit, &out, &bq, &bk, &bv, &bm, spec)?;
+    let want = reference::attention_general(q, k, v, Some(mask), spec);
+    Ok(mismatch(&out.download::<T>()?, &want))
+}
+
 macro_rules! float_checks {
     ($op:literal, $f:ident) => {
         [
@@ -157,6 +222,8 @@ pub(crate) fn checks() -> Vec<Check> {
         float_checks!("attention_masked", masked),
         float_checks!("attention_batch", batch),
         float_checks!("attention_composed", composed),
+        float_checks!("attention_general", general),
+        float_checks!("attention_general_causal", general_causal),
     ]
     .concat()
 }

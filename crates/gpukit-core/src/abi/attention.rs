@@ -85,9 +85,19 @@ pub const KERNELS: &[KernelSig] = &[
         dtypes: FLOATS,
         args: "s: buf, q: buf, k: buf, mask: buf, has_mask, heads, n, nkv, hd, hpb, scale: f64",
     },
+    // The general fused attention: the online softmax of the module docs with per-query
+    // masks, a causal flag, grouped K/V heads and a separate V width; see [`GeneralSpec`]
+    // for the argument meanings (`mask_kind` is [`MaskKind::code`], `causal` and
+    // `interleaved` 0 / 1, `msb, msh, msi` the mask strides). A row with no kept key
+    // writes `+0.0`. o overlaps no input.
+    KernelSig {
+        op: "attention_general",
+        dtypes: FLOATS,
+        args: "o: buf, q: buf, k: buf, v: buf, mask: buf, mask_kind, causal, batch, heads, kv_heads, n, nkv, hd, vd, interleaved, msb, msh, msi, scale: f64",
+    },
 ];
 
-/// What the mask of the general fused attention ([`KERNELS_GENERAL`]) holds.
+/// What the mask of the general fused attention (the `attention_general` kernel) holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MaskKind {
     /// No mask: every key is kept (the mask buffer is not read).
@@ -298,22 +308,6 @@ impl GeneralSpec {
         None
     }
 }
-
-/// The general fused attention's kernel: the online softmax of the module docs with per-query masks, a causal
-/// flag, grouped K/V heads and a separate V width; see [`GeneralSpec`] for the argument
-/// meanings (`mask_kind` is [`MaskKind::code`], `causal` and `interleaved` 0 / 1,
-/// `msb, msh, msi` the mask strides). A row with no kept key writes `+0.0`.
-///
-/// Not yet joined into [`super::all_kernels`]: only the CPU backend implements it (the
-/// CUDA kernel, its PTX and the emulator check are still to come; the CUDA table, the
-/// PTX ABI test and `emu-check` require every table entry on every backend). The CPU
-/// registers it as an extra built-in; [`super::check::check_args`] has its extents for
-/// when it is joined, and the CPU kernel validates its arguments itself meanwhile.
-pub const KERNELS_GENERAL: &[KernelSig] = &[KernelSig {
-    op: "attention_general",
-    dtypes: FLOATS,
-    args: "o: buf, q: buf, k: buf, v: buf, mask: buf, mask_kind, causal, batch, heads, kv_heads, n, nkv, hd, vd, interleaved, msb, msh, msi, scale: f64",
-}];
 
 /// The [`GeneralSpec`] of the `attention_general` kernel's i64 scalars (argument
 /// positions 5..=17, passed as `s[5..18]`) and scale, or why they are invalid.

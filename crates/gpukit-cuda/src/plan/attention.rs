@@ -5,6 +5,9 @@
 //!   (at most [`MAX_GRID_1D`] blocks). Each warp owns 2 query rows (f32, f16, bf16) or 1
 //!   (f64) for the whole walk over the 64-key tiles; K and V rows of the kept keys are
 //!   staged in static shared memory.
+//! * `attention_general`: the fused geometry (the same block, rows per warp and staging),
+//!   one block per (sequence·query head, tile of [`fused_rows`] query rows); the keep
+//!   decision is per (row, key), and the keys no row of the block keeps are not staged.
 //! * `attention_scores`: [`THREADS`] threads per block, one block per tile of
 //!   [`SCORE_ROWS`] query rows × [`SCORE_KEYS`] keys of one head, grid-stride over tiles.
 //!
@@ -13,7 +16,7 @@
 //! width, `hpb`, flags) so that a bad call is an error, never an out-of-bounds access.
 
 use super::{Call, MAX_GRID_1D, Plan, Step};
-use gpukit_core::abi::attention::MAX_HEAD_DIM;
+use gpukit_core::abi::attention::{MAX_HEAD_DIM, MaskKind, general_spec_of};
 use gpukit_core::{DType, Dim3, LaunchConfig, Result};
 
 /// Auxiliary entries of this family: `(aux name, ABI op)`.
@@ -34,10 +37,10 @@ fn fused_rows(d: DType) -> u64 {
 }
 
 pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
-    if c.op == "attention" {
-        fused(c)
-    } else {
-        scores(c)
+    match c.op {
+        "attention" => fused(c),
+        "attention_general" => general(c),
+        _ => scores(c),
     }
 }
 
@@ -105,6 +108,31 @@ fn fused(c: &Call<'_>) -> Result<Plan> {
     product(c, 8, &[batch, heads, n, hd])?;
     product(c, 9, &[batch, heads, nkv, hd])?;
     let tasks = product(c, 8, &[batch, heads, n.div_ceil(fused_rows(c.dtype))])?;
+    Ok(blocks(c, tasks))
+}
+
+// o, q, k, v, mask, mask_kind, causal, batch, heads, kv_heads, n, nkv, hd, vd,
+// interleaved, msb, msh, msi, scale: the spec's rules (GeneralSpec::invalid), then the
+// kernel's 64-bit offsets.
+fn general(c: &Call<'_>) -> Result<Plan> {
+    let mut s = [0u64; 18];
+    for (i, x) in s.iter_mut().enumerate().skip(5) {
+        *x = c.count(i)?;
+    }
+    let spec = general_spec_of(&s, 0.0).map_err(|(i, why)| c.bad(i, &why))?;
+    if let Some(why) = spec.invalid() {
+        return Err(c.bad(12, &why));
+    }
+    let (batch, heads, kvh, n, nkv, hd, vd) = (s[7], s[8], s[9], s[10], s[11], s[12], s[13]);
+    product(c, 10, &[batch, heads, n, hd.max(vd)])?;
+    product(c, 11, &[batch, kvh, nkv, hd.max(vd)])?;
+    if spec.mask != MaskKind::None {
+        let m = spec
+            .mask_len()
+            .ok_or_else(|| c.bad(15, "mask strides whose extent fits"))?;
+        product(c, 15, &[m as u64])?;
+    }
+    let tasks = product(c, 10, &[batch, heads, n.div_ceil(fused_rows(c.dtype))])?;
     Ok(blocks(c, tasks))
 }
 
@@ -214,6 +242,64 @@ mod tests {
         bad([2, 1, 4, 3, 4, 8, 1, 0], 5); // has_mask not a flag
         bad([0, 1, 4, 3, 4, 8, 1, -1], 12); // interleaved not a flag
         bad([0, 1 << 40, 1 << 20, 1 << 10, 4, 8, 1, 0], 8); // q elements past i64
+    }
+
+    /// General args: (mask_kind, causal, batch, heads, kv_heads, n, nkv, hd, vd,
+    /// interleaved, msb, msh, msi).
+    fn general_args(x: [i64; 13]) -> Vec<KernelArg> {
+        let mut a: Vec<KernelArg> = (1..=5).map(|p| buf(p << 24)).collect();
+        a.extend(x.map(KernelArg::I64));
+        a.push(KernelArg::F64(0.125));
+        a
+    }
+
+    #[test]
+    fn general_is_the_fused_geometry_over_query_heads() {
+        // batch 2, heads 6 over 2 K/V heads, n 100, nkv 70, hd 64, vd 32, causal,
+        // additive per-query mask [2, 1, 100, 70].
+        let args = general_args([1, 1, 2, 6, 2, 100, 70, 64, 32, 0, 7000, 0, 70]);
+        let p = plan("attention_general_f32", &args).unwrap();
+        let s = one_step(&p);
+        assert_eq!(s.entry, "attention_general_f32");
+        // 12 (sequence, query head) pairs x ceil(100 / 16) = 7 row tiles.
+        assert_eq!(s.cfg.grid, Dim3::x(84));
+        assert_eq!(s.cfg.block, Dim3::x(256));
+        assert_eq!(s.cfg.shared_bytes, 0);
+        assert_eq!(s.args, passthrough(&args));
+        let p = plan("attention_general_f64", &args).unwrap();
+        assert_eq!(one_step(&p).cfg.grid, Dim3::x(12 * 13));
+        // Nothing to do: no launch.
+        let p = plan(
+            "attention_general_f16",
+            &general_args([0, 0, 2, 6, 2, 0, 70, 64, 32, 0, 0, 0, 0]),
+        )
+        .unwrap();
+        assert_eq!(p, Plan::default());
+    }
+
+    #[test]
+    fn general_rejects_what_the_kernel_cannot_index() {
+        let bad = |x: [i64; 13], index: usize| match plan("attention_general_f32", &general_args(x))
+        {
+            Err(Error::Argument { index: i, .. }) => assert_eq!(i, index, "{x:?}"),
+            other => panic!("{x:?}: {other:?}"),
+        };
+        let ok = [0, 0, 1, 4, 2, 3, 5, 8, 8, 0, 0, 0, 0];
+        assert!(plan("attention_general_f32", &general_args(ok)).is_ok());
+        let with = |i: usize, v: i64| {
+            let mut x = ok;
+            x[i - 5] = v;
+            x
+        };
+        bad(with(5, 3), 5); // mask kind outside 0..=2
+        bad(with(6, 2), 6); // causal not a flag
+        bad(with(14, 2), 14); // interleaved not a flag
+        bad(with(12, 0), 12); // head width 0
+        bad(with(13, 257), 12); // V width above 256
+        bad(with(9, 3), 12); // kv_heads not dividing heads
+        bad(with(9, 0), 12); // kv_heads 0
+        bad(with(7, -1), 7); // a negative count
+        bad(with(10, 1 << 60), 10); // q elements past i64
     }
 
     #[test]

@@ -203,7 +203,7 @@ pub fn plan(name: &str, args: &[KernelArg]) -> Result<Plan> {
             norm::plan(&call)
         }
         "layer_norm_ex" | "group_norm" | "rms_norm" => norm_ext::plan(&call),
-        "attention" | "attention_scores" => attention::plan(&call),
+        "attention" | "attention_scores" | "attention_general" => attention::plan(&call),
         "copy_axis" | "strided_copy" | "resize_bilinear" | "resize_nearest" | "eos_gather" => {
             movement::plan(&call)
         }
