@@ -228,6 +228,32 @@ fn main() {
             "gemm-op f32 1024 trans_a trans_b",
             Box::new(|| gemm(&kit, DType::F32, 1024, 1024, 1024, true, true)),
         ),
+        // examples/minilm's products (4 sentences x 20 tokens, hidden 384, FFN 1536,
+        // 12 heads of 32).
+        (
+            "bmm f32 minilm 80x384x384",
+            Box::new(|| bmm(&kit, DType::F32, 1, 80, 384, 384)),
+        ),
+        (
+            "bmm f32 minilm 80x384x1536",
+            Box::new(|| bmm(&kit, DType::F32, 1, 80, 384, 1536)),
+        ),
+        (
+            "bmm f32 minilm 80x1536x384",
+            Box::new(|| bmm(&kit, DType::F32, 1, 80, 1536, 384)),
+        ),
+        (
+            "gemm-op f32 minilm 80x384x1536 (c, bias, alpha, beta)",
+            Box::new(|| gemm(&kit, DType::F32, 80, 384, 1536, false, false)),
+        ),
+        (
+            "bmm f32 minilm scores 48x20x32x20",
+            Box::new(|| bmm(&kit, DType::F32, 48, 20, 32, 20)),
+        ),
+        (
+            "bmm f32 minilm context 48x20x20x32",
+            Box::new(|| bmm(&kit, DType::F32, 48, 20, 20, 32)),
+        ),
         (
             "gemm-op f32 encoder 1024x768x768",
             Box::new(|| gemm(&kit, DType::F32, 1024, 768, 768, false, false)),

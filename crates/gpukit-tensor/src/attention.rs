@@ -30,6 +30,12 @@ impl Tensor {
     /// dividing `heads`: grouped-query / multi-query attention without copies); returns
     /// `[batch, heads, n, dv]`. A row that keeps no key is `+0.0` (as ONNX opset 23).
     ///
+    /// Heads split off a `[batch, seq, heads·dim]` activation by
+    /// `reshape([batch, seq, heads, dim])` and `permute([0, 2, 1, 3])` are read in place
+    /// (no copy) when q, k and v all are such views; the result is then the same view of
+    /// a `[batch, n, heads, dv]` buffer, so `permute([0, 2, 1, 3])` and a reshape merge
+    /// the heads back without a copy. The bits are the same either way.
+    ///
     /// ```
     /// # fn main() -> gpukit_core::Result<()> {
     /// use gpukit_tensor::{AttentionOptions, Tensor};
@@ -120,17 +126,48 @@ impl Tensor {
             .kit()
             .alloc(q.dtype(), layout::numel(op, &[b, h, n, vd])?)?;
         let absent = gpukit_core::Buf::absent(q.dtype());
+        let mask = mask_buf.as_ref().unwrap_or(&absent);
+        // Heads split off the linear layers' `[batch, seq, heads·dim]` by a reshape and
+        // a permute are read in place (the kernel's interleaved layout), and the output
+        // is then a view of `[batch, n, heads, dv]`: merging the heads back is free.
+        if let (Some(qb), Some(kb), Some(vb)) = (interleaved(q)?, interleaved(k)?, interleaved(v)?)
+        {
+            let spec = spec.with_interleaved(true);
+            attention_general(q.kit(), &out, &qb, &kb, &vb, mask, &spec)?;
+            return Tensor::from_buf(out, &[b, n, h, vd])?.permute(&[0, 2, 1, 3]);
+        }
         attention_general(
             q.kit(),
             &out,
             &q.to_buf()?,
             &k.to_buf()?,
             &v.to_buf()?,
-            mask_buf.as_ref().unwrap_or(&absent),
+            mask,
             &spec,
         )?;
         Tensor::from_buf(out, &[b, h, n, vd])
     }
+}
+
+/// The buffer of a `[batch, heads, seq, dim]` view whose elements lie as a contiguous
+/// `[batch, seq, heads, dim]` (the permute of a reshaped linear layer's output), or
+/// `None` when they do not. Axes of length 1 may have any stride.
+fn interleaved(t: &Tensor) -> Result<Option<gpukit_core::Buf>> {
+    let [b, h, n, d] = dims4(t.dims());
+    if b * h * n * d == 0 {
+        return Ok(None);
+    }
+    let want = [n * h * d, d, h * d, 1];
+    let fits = t
+        .dims()
+        .iter()
+        .zip(t.strides())
+        .zip(want)
+        .all(|((&len, &st), w)| len == 1 || st == w as isize);
+    if !fits {
+        return Ok(None);
+    }
+    Ok(Some(t.buf.view(t.offset(), b * h * n * d)?))
 }
 
 fn dims4(d: &[usize]) -> [usize; 4] {

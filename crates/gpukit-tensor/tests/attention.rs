@@ -174,3 +174,48 @@ fn the_emulator_gives_the_cpu_bits() {
     };
     assert_eq!(bits(&a), bits(&b));
 }
+
+#[test]
+fn heads_split_by_reshape_and_permute_are_read_in_place_with_the_same_bits() {
+    // [b, s, heads·d] activations -> [b, heads, s, d] views: the kernel's interleaved
+    // layout, no copy; the result is a view whose permute back is contiguous.
+    let (b, s, h, kvh, d, dv) = (2, 11, 4, 2, 8, 6);
+    for device in ["cpu", "ptx-emu"] {
+        let kit = gpukit::open(device).unwrap();
+        let split = |n: usize, heads: usize, w: usize, seed: u32| {
+            Tensor::from_slice(&kit, &data(b * n * heads * w, seed), &[b, n, heads * w])
+                .unwrap()
+                .reshape(&[b as i64, n as i64, heads as i64, w as i64])
+                .unwrap()
+                .permute(&[0, 2, 1, 3])
+                .unwrap()
+        };
+        let (q, k, v) = (split(s, h, d, 1), split(s, kvh, d, 2), split(s, kvh, dv, 3));
+        assert!(!q.is_contiguous());
+        let mask = Tensor::from_slice(&kit, &data(b * s, 4), &[b, 1, 1, s]).unwrap();
+        let o = AttentionOptions {
+            mask: Some(mask),
+            causal: true,
+            ..AttentionOptions::default()
+        };
+        let viewed = Tensor::attention(&q, &k, &v, &o).unwrap();
+        let copied = Tensor::attention(
+            &q.contiguous().unwrap(),
+            &k.contiguous().unwrap(),
+            &v.contiguous().unwrap(),
+            &o,
+        )
+        .unwrap();
+        assert_eq!(viewed.dims(), &[b, h, s, dv]);
+        assert!(!viewed.is_contiguous(), "{device}: the result is a view");
+        assert!(viewed.permute(&[0, 2, 1, 3]).unwrap().is_contiguous());
+        let bits = |t: &Tensor| {
+            t.to_vec::<f32>()
+                .unwrap()
+                .iter()
+                .map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(bits(&viewed), bits(&copied), "{device}");
+    }
+}

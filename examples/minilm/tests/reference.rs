@@ -1,6 +1,6 @@
 //! paraphrase-MiniLM-L3-v2 on the tensor API against onnxruntime's outputs
 //! (`reference/reference.npz`, made by `tools/model/make_reference.py`), and cpu against
-//! ptx-emu bit for bit. Needs the model that `tools/model/fetch.sh` puts in
+//! ptx-emu bit for bit, for both forwards (the fused one and the graph's). Needs the model that `tools/model/fetch.sh` puts in
 //! target/model (or `$GPUKIT_MODEL_DIR`); without it each test prints a SKIP line and
 //! passes (CI fetches the model first, so it runs there).
 
@@ -63,10 +63,16 @@ fn cosine(a: &[f32], b: &[f32]) -> f64 {
     dot / (na * nb)
 }
 
-fn run(dir: &Path, device: &str, batch: &Batch) -> Output {
+/// The two forwards: the fused one a model author writes, and the graph's node by node.
+const FORWARDS: [&str; 2] = ["forward", "forward_graph"];
+
+fn run(dir: &Path, device: &str, batch: &Batch, forward: &str) -> Output {
     let kit = gpukit::open(device).unwrap();
     let model = MiniLm::load(&kit, &weights_path(dir)).unwrap();
-    model.forward(batch).unwrap()
+    match forward {
+        "forward" => model.forward(batch).unwrap(),
+        _ => model.forward_graph(batch).unwrap(),
+    }
 }
 
 #[test]
@@ -98,30 +104,40 @@ fn cpu_matches_onnxruntime() {
         .unwrap()
         .encode(&DEFAULT_SENTENCES)
         .unwrap();
-    let out = run(&dir, "cpu", &b);
+    for f in FORWARDS {
+        check_against_reference(&run(&dir, "cpu", &b, f), &r, &b, f);
+    }
+}
+
+fn check_against_reference(out: &Output, r: &BTreeMap<String, Tensor>, b: &Batch, f: &str) {
     assert_eq!(out.last_hidden.dims(), &[b.batch, b.seq, HIDDEN]);
     let hidden = out.last_hidden.to_vec::<f32>().unwrap();
-    let d_hidden = max_abs(&hidden, &f32s(&r, "last_hidden"));
+    let d_hidden = max_abs(&hidden, &f32s(r, "last_hidden"));
     let d_pooled = max_abs(
         &out.mean_pooled.to_vec::<f32>().unwrap(),
-        &f32s(&r, "mean_pooled"),
+        &f32s(r, "mean_pooled"),
     );
-    println!("cpu vs onnxruntime: hidden max abs {d_hidden:.3e}, pooled max abs {d_pooled:.3e}");
-    assert!(d_hidden <= 1e-4, "last hidden states: max abs {d_hidden}");
-    assert!(d_pooled <= 1e-4, "mean pooled: max abs {d_pooled}");
+    println!(
+        "{f}: cpu vs onnxruntime: hidden max abs {d_hidden:.3e}, pooled max abs {d_pooled:.3e}"
+    );
+    assert!(
+        d_hidden <= 1e-4,
+        "{f}: last hidden states: max abs {d_hidden}"
+    );
+    assert!(d_pooled <= 1e-4, "{f}: mean pooled: max abs {d_pooled}");
     let emb = out.embeddings.to_vec2::<f32>().unwrap();
     let want = r["embeddings"].to_vec2::<f32>().unwrap();
     for (i, (e, w)) in emb.iter().zip(&want).enumerate() {
         let c = cosine(e, w);
-        println!("sentence {i}: cosine {c:.9}");
-        assert!(c >= 0.999999, "sentence {i}: cosine {c}");
+        println!("{f}: sentence {i}: cosine {c:.9}");
+        assert!(c >= 0.999999, "{f}: sentence {i}: cosine {c}");
     }
     let sim = cosine_matrix(&out.embeddings)
         .unwrap()
         .to_vec::<f32>()
         .unwrap();
-    let d_sim = max_abs(&sim, &f32s(&r, "similarity"));
-    assert!(d_sim <= 1e-5, "similarity matrix: max abs {d_sim}");
+    let d_sim = max_abs(&sim, &f32s(r, "similarity"));
+    assert!(d_sim <= 1e-5, "{f}: similarity matrix: max abs {d_sim}");
     // The two guitar sentences are the closest pair (a property of the model).
     let n = b.batch;
     let best = (0..n * n)
@@ -145,16 +161,18 @@ fn ptx_emu_gives_the_cpu_bits() {
         .encode(&[DEFAULT_SENTENCES[0], DEFAULT_SENTENCES[3]])
         .unwrap();
     assert!(b.mask.contains(&0));
-    let cpu = run(&dir, "cpu", &b);
-    let t = std::time::Instant::now();
-    let emu = run(&dir, "ptx-emu", &b);
-    println!(
-        "ptx-emu forward of {} x {} tokens: {:.1} s",
-        b.batch,
-        b.seq,
-        t.elapsed().as_secs_f64()
-    );
-    assert_eq!(bits(&cpu.last_hidden), bits(&emu.last_hidden));
-    assert_eq!(bits(&cpu.mean_pooled), bits(&emu.mean_pooled));
-    assert_eq!(bits(&cpu.embeddings), bits(&emu.embeddings));
+    for f in FORWARDS {
+        let cpu = run(&dir, "cpu", &b, f);
+        let t = std::time::Instant::now();
+        let emu = run(&dir, "ptx-emu", &b, f);
+        println!(
+            "{f}: ptx-emu forward of {} x {} tokens: {:.1} s",
+            b.batch,
+            b.seq,
+            t.elapsed().as_secs_f64()
+        );
+        assert_eq!(bits(&cpu.last_hidden), bits(&emu.last_hidden), "{f}");
+        assert_eq!(bits(&cpu.mean_pooled), bits(&emu.mean_pooled), "{f}");
+        assert_eq!(bits(&cpu.embeddings), bits(&emu.embeddings), "{f}");
+    }
 }
