@@ -115,15 +115,15 @@ pub(crate) struct ProfileArgs {
     /// Run on the PTX emulator with its performance counters and print the per-kernel
     /// table: instructions, flops, DRAM bytes against the ideal, coalescing, bank
     /// conflicts, occupancy and the estimated time on `--gpu`
-    #[arg(long)]
+    #[arg(long, conflicts_with = "census")]
     pub(crate) counters: bool,
-    /// The GPU of the estimate with --counters: a100, h100, h200, l4, rtx4090
-    #[arg(
-        long,
-        value_name = "GPU",
-        default_value = "h200",
-        requires = "counters"
-    )]
+    /// Run the workload on the census kit (every call validated and planned, every
+    /// launch recorded, no kernel run), list the kernels it needs, and predict its time
+    /// on `--gpu` from one emulated launch per distinct launch
+    #[arg(long, conflicts_with = "trace")]
+    pub(crate) census: bool,
+    /// The GPU of the estimate with --counters or --census: a100, h100, h200, l4, rtx4090
+    #[arg(long, value_name = "GPU", default_value = "h200")]
     pub(crate) gpu: String,
 }
 

@@ -1,6 +1,8 @@
 //! `gpukit profile --counters [--gpu NAME]`: the selftest workload on the PTX emulator
 //! with its performance counters, summed per kernel, and the roofline estimate of each
-//! kernel's launches on a real GPU (`gpukit::emu::perf`).
+//! kernel's launches on a real GPU (`gpukit::emu::perf`). `gpukit profile --census`:
+//! the same workload on the census kit (`gpukit::emu::census`), which runs nothing, and
+//! its prediction from one replayed launch per distinct launch.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -76,6 +78,121 @@ fn human_bytes(b: u64) -> String {
     }
 }
 
+/// One kernel's census row: calls, predicted seconds, and those seconds per bound.
+type CensusRow = (u64, f64, [f64; 4]);
+
+/// The GPU named by `--gpu`, or the usage error (status 2) listing the known ones.
+fn gpu_of(args: &ProfileArgs) -> Result<&'static GpuSpec, ExitCode> {
+    perf::gpu(&args.gpu).ok_or_else(|| {
+        let keys: Vec<&str> = perf::GPUS.iter().map(|g| g.key).collect();
+        eprintln!(
+            "gpukit: --gpu `{}` is not one of {}",
+            args.gpu,
+            keys.join(", ")
+        );
+        ExitCode::from(2)
+    })
+}
+
+/// The `--census` form of `gpukit profile`: the selftest workload on the census kit
+/// (nothing runs), the kernels it needs and its predicted time on `--gpu`; status 2 for
+/// an unknown GPU or filter, 1 when a replayed launch fails.
+pub(crate) fn profile_census(g: &Global, args: &ProfileArgs) -> ExitCode {
+    let gpu = match gpu_of(args) {
+        Ok(x) => x,
+        Err(code) => return code,
+    };
+    let checks = match crate::checks::select(&args.checks) {
+        Ok(c) => c,
+        Err(m) => {
+            eprintln!("gpukit: {m}");
+            return ExitCode::from(2);
+        }
+    };
+    let dev = EmuDevice::census();
+    let Some(census) = dev.census_records() else {
+        eprintln!("gpukit: the census device keeps no records");
+        return ExitCode::FAILURE;
+    };
+    let kit = Kit::from_device(Box::new(dev));
+    // Comparisons pass on the census kit (nothing is computed); a check that stops with
+    // an error has not launched all of its kernels: say which.
+    let results = crate::checks::run(&kit, g.seed, &checks);
+    let stopped: Vec<String> = results
+        .iter()
+        .filter_map(|r| {
+            r.failure
+                .as_ref()
+                .map(|f| format!("{} {}: {f}", r.op, r.dtype.name()))
+        })
+        .collect();
+    for s in &stopped {
+        eprintln!("gpukit: census: check {s}");
+    }
+    let kernels = census.kernels();
+    let predictions = match census.predict(gpu) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("gpukit: replaying a recorded launch failed: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Per kernel: calls and predicted seconds.
+    let mut per: BTreeMap<String, CensusRow> = BTreeMap::new();
+    for p in &predictions {
+        let row = per.entry(p.entry.kernel.clone()).or_default();
+        row.0 += p.entry.calls;
+        row.1 += p.total_seconds;
+        row.2[p.estimate.bound as usize] += p.total_seconds;
+    }
+    let mut ranked: Vec<(&String, &CensusRow)> = per.iter().collect();
+    ranked.sort_by(|a, b| b.1.1.total_cmp(&a.1.1).then(a.0.cmp(b.0)));
+    let total: f64 = predictions.iter().map(|p| p.total_seconds).sum();
+    let bound = |b: &[f64; 4]| {
+        let i = (0..4).max_by(|&x, &y| b[x].total_cmp(&b[y])).unwrap_or(0);
+        [Bound::Compute, Bound::Dram, Bound::Shared, Bound::Issue][i].name()
+    };
+    if g.json {
+        let rows: Vec<_> = ranked
+            .iter()
+            .map(|(k, (calls, s, b))| {
+                json!({"kernel": k, "calls": calls, "predicted_s": s, "bound": bound(b)})
+            })
+            .collect();
+        outln!(
+            "{}",
+            json!({"census": true, "launches": census.launches(), "checks_stopped": stopped,
+                   "distinct_launches": predictions.len(), "kernels_needed": kernels,
+                   "gpu": gpu.key, "gpu_name": gpu.name, "predicted_total_s": total,
+                   "kernels": rows})
+        );
+    } else {
+        outln!(
+            "census of the selftest workload: {} launches ({} distinct) of {} kernels; no kernel ran",
+            census.launches(),
+            predictions.len(),
+            kernels.len()
+        );
+        outln!(
+            "predicted on {} from one emulated launch per distinct launch: {:.1} us",
+            gpu.name,
+            total * 1e6
+        );
+        outln!(
+            "{:<32} {:>6} {:>12} {:>8}",
+            "kernel",
+            "calls",
+            "predicted us",
+            "bound"
+        );
+        for (k, (calls, s, b)) in &ranked {
+            outln!("{k:<32} {calls:>6} {:>12.2} {:>8}", s * 1e6, bound(b));
+        }
+        outln!("kernels needed: {}", kernels.join(" "));
+    }
+    ExitCode::SUCCESS
+}
+
 /// The `--counters` form of `gpukit profile`; status 2 for another device or an
 /// unknown GPU, 1 when a check failed.
 pub(crate) fn profile_counters(g: &Global, args: &ProfileArgs) -> ExitCode {
@@ -88,14 +205,9 @@ pub(crate) fn profile_counters(g: &Global, args: &ProfileArgs) -> ExitCode {
         eprintln!("gpukit: --counters runs on the PTX emulator (--device ptx-emu), not `{d}`");
         return ExitCode::from(2);
     }
-    let Some(gpu) = perf::gpu(&args.gpu) else {
-        let keys: Vec<&str> = perf::GPUS.iter().map(|g| g.key).collect();
-        eprintln!(
-            "gpukit: --gpu `{}` is not one of {}",
-            args.gpu,
-            keys.join(", ")
-        );
-        return ExitCode::from(2);
+    let gpu = match gpu_of(args) {
+        Ok(x) => x,
+        Err(code) => return code,
     };
     let checks = match crate::checks::select(&args.checks) {
         Ok(c) => c,

@@ -127,9 +127,11 @@ fn run(cli: Cli) -> ExitCode {
         Some(Command::Bench(b)) => with_kit(g, |kit| bench::bench(g, b, kit)),
         #[cfg(feature = "ptx-emu")]
         Some(Command::Profile(p)) if p.counters => counters::profile_counters(g, p),
+        #[cfg(feature = "ptx-emu")]
+        Some(Command::Profile(p)) if p.census => counters::profile_census(g, p),
         #[cfg(not(feature = "ptx-emu"))]
-        Some(Command::Profile(p)) if p.counters => {
-            eprintln!("gpukit: --counters needs the PTX emulator (feature `ptx-emu`)");
+        Some(Command::Profile(p)) if p.counters || p.census => {
+            eprintln!("gpukit: --counters and --census need the PTX emulator (feature `ptx-emu`)");
             ExitCode::from(2)
         }
         Some(Command::Profile(p)) => with_kit(g, |kit| checks::profile(g, p, kit)),

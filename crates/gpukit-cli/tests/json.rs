@@ -263,3 +263,46 @@ fn the_default_job_in_json_is_the_selftest() {
     assert_eq!(v["seed"].as_u64(), Some(42));
     assert_eq!(array(&v["results"]).len(), gpukit::selftest::checks().len());
 }
+
+#[test]
+fn profile_census_lists_the_kernels_and_predicts_without_running() {
+    // The attention checks on the census kit: every kernel they launch on the emulator
+    // is listed, each distinct launch replayed once for the prediction.
+    let v = json(&[
+        "profile",
+        "--census",
+        "--json",
+        "--filter",
+        "attention",
+        "--gpu",
+        "h100",
+    ]);
+    assert_eq!(v["census"], true);
+    assert_eq!(v["gpu"], "h100");
+    let needed: Vec<&str> = array(&v["kernels_needed"])
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    for d in ["f32", "f64", "f16", "bf16"] {
+        for op in [
+            "attention",
+            "attention_scores",
+            "attention_general",
+            "softmax",
+        ] {
+            let k = format!("{op}_{d}");
+            assert!(needed.contains(&k.as_str()), "{k} not in {needed:?}");
+        }
+    }
+    assert!(array(&v["checks_stopped"]).is_empty(), "{v}");
+    let total = v["predicted_total_s"].as_f64().unwrap();
+    let sum: f64 = array(&v["kernels"])
+        .iter()
+        .map(|r| r["predicted_s"].as_f64().unwrap())
+        .sum();
+    assert!(
+        total > 0.0 && (total - sum).abs() <= 1e-9 * total,
+        "{total} {sum}"
+    );
+    assert!(v["launches"].as_u64().unwrap() >= v["distinct_launches"].as_u64().unwrap());
+}

@@ -47,6 +47,11 @@ impl fmt::Display for Backend {
     }
 }
 
+/// The [`DeviceInfo::name`] of the census kit (`gpukit::emu::EmuDevice::census`): a
+/// device that validates and records every launch and runs no kernel, so a program that
+/// checks its results (the selftest) knows they are not computed.
+pub const CENSUS_DEVICE_NAME: &str = "gpukit census (records launches, runs nothing)";
+
 /// What a device is, for tables and for choosing the best one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceInfo {

@@ -32,7 +32,9 @@ pub mod resize;
 mod run;
 
 pub use buf::Buf;
-pub use device::{Backend, Buffer, Device, DeviceInfo, DevicePtr, Kernel, KernelArg};
+pub use device::{
+    Backend, Buffer, CENSUS_DEVICE_NAME, Device, DeviceInfo, DevicePtr, Kernel, KernelArg,
+};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use hostmem::{HostMemory, host_memory};

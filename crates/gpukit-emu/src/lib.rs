@@ -34,6 +34,7 @@ pub use gpukit_cuda::ptx::{KernelResources, resources as kernel_resources};
 pub use gpukit_ptx::{CLASSES, Counters, EmuOptions, InstClass, LaunchStats, SECTOR_BYTES};
 use gpukit_ptx::{GlobalMemory, Module, ParamValue};
 
+pub mod census;
 pub mod perf;
 
 /// Alignment of every allocation (as the CPU backend, and more than any PTX access needs).
@@ -118,6 +119,8 @@ pub struct EmuDevice {
     options: EmuOptions,
     /// Every launch's counters, when `options.counters` is on.
     log: LaunchLog,
+    /// The census kit's records: `Some` means launches are recorded, not run.
+    census: Option<census::Census>,
 }
 
 /// One launch the emulator ran with counters on.
@@ -211,7 +214,29 @@ impl EmuDevice {
                 .collect(),
             options,
             log: LaunchLog::default(),
+            census: None,
         }
+    }
+
+    /// The census kit ([`census`]): every call is validated and planned as on the
+    /// emulator and every kernel launch recorded, and **no kernel runs**. Read the
+    /// records through [`EmuDevice::census_records`] (keep the handle before moving the
+    /// device into a `Kit`).
+    pub fn census() -> EmuDevice {
+        let mut d = EmuDevice::with_options(EmuOptions {
+            racecheck: false,
+            ..EmuOptions::default()
+        });
+        d.info.name = gpukit_core::CENSUS_DEVICE_NAME.into();
+        d.census = Some(census::Census::default());
+        d
+    }
+
+    /// The census records of a device made by [`EmuDevice::census`] (`None` for a
+    /// device that runs its kernels); the handle stays valid after the device is moved
+    /// into a `Kit`.
+    pub fn census_records(&self) -> Option<census::Census> {
+        self.census.clone()
     }
 
     /// The checks this device runs.
@@ -279,13 +304,15 @@ impl EmuDevice {
         })
     }
 
-    /// Runs one entry of `module` with raw arguments.
+    /// Runs one entry of `module` with raw arguments (records it instead on a census
+    /// device; `user` says whether the module is a user kernel's).
     fn run_entry(
         &self,
-        module: &Module,
+        module: &Arc<Module>,
         entry: &str,
         cfg: &LaunchConfig,
         args: &[KernelArg],
+        user: bool,
     ) -> Result<()> {
         // The one launch validation every backend applies (geometry, then arguments
         // against the `.entry`): a bad launch is Error::Launch / Error::Argument here
@@ -333,6 +360,10 @@ impl EmuDevice {
         }
         // Holding the registry's read lock keeps every allocation alive for the launch.
         let _live = self.registry.read().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = &self.census {
+            c.record(entry, cfg, args, &merged, user.then_some(module));
+            return Ok(());
+        }
         let mut mem = GlobalMemory::new();
         // SAFETY: every range lies inside a live allocation of this device (the
         // contract of `Device::launch`, which the Kit checks for every argument); none
@@ -417,7 +448,7 @@ impl EmuDevice {
                     },
                 })
                 .collect();
-            self.run_entry(&module, &step.entry, &step.cfg, &raw)?;
+            self.run_entry(&module, &step.entry, &step.cfg, &raw, false)?;
         }
         Ok(())
     }
@@ -563,7 +594,7 @@ impl Device for EmuDevice {
     ) -> Result<()> {
         match kernel.as_any().downcast_ref::<EmuKernel>() {
             Some(EmuKernel::Builtin { name }) => self.launch_builtin(name, args),
-            Some(EmuKernel::User { name, module }) => self.run_entry(module, name, cfg, args),
+            Some(EmuKernel::User { name, module }) => self.run_entry(module, name, cfg, args, true),
             None => Err(Error::KernelNotFound {
                 name: kernel.name().to_string(),
                 backend: "ptx-emu".into(),

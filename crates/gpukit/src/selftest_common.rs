@@ -54,6 +54,10 @@ impl Rng {
 /// The first element where `got` and `want` differ under the contract's equality
 /// (rule 8), described; `None` when they agree.
 pub(crate) fn mismatch<T: Element>(got: &[T], want: &[T]) -> Option<String> {
+    if CENSUS.get() {
+        // On the census kit nothing was computed: only the launches count.
+        return None;
+    }
     if got.len() != want.len() {
         return Some(format!("length {} != {}", got.len(), want.len()));
     }
@@ -120,4 +124,11 @@ mod tests {
         assert!(v.iter().any(|x| x.is_subnormal()));
         assert!(v.iter().any(|x| x.to_bits() == (-0.0f32).to_bits()));
     }
+}
+
+thread_local! {
+    /// Whether the checks on this thread run on the census kit (set by
+    /// `selftest::run_checks`): results are not computed there, so every comparison
+    /// passes and each check goes on to launch all of its kernels.
+    pub(crate) static CENSUS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }

@@ -10,13 +10,7 @@ use crate::ops::{self, AxisSlice, AxisSlot, Resize2d};
 use crate::selftest_common::{Check, Rng};
 
 fn mismatch<T: Element>(what: &str, got: &[T], want: &[T]) -> Option<String> {
-    if got.len() != want.len() {
-        return Some(format!("{what}: length {} != {}", got.len(), want.len()));
-    }
-    got.iter()
-        .zip(want)
-        .position(|(g, w)| !gpukit_core::numeric::same_bits(*g, *w))
-        .map(|i| format!("{what}: element {i}: got {:?}, want {:?}", got[i], want[i]))
+    crate::selftest_common::mismatch(got, want).map(|m| format!("{what}: {m}"))
 }
 
 fn rand_vec<T: Element>(rng: &mut Rng, n: usize) -> Vec<T> {

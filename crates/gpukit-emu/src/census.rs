@@ -1,0 +1,303 @@
+//! The census kit: a PTX-emulator device that **records launches and runs nothing**
+//! (the seed's `gk_open_census`).
+//!
+//! Open it with [`crate::EmuDevice::census`]. Every call of a workload is accepted and
+//! validated exactly as on the emulator (the ops' checks, the ABI checks, the CUDA
+//! backend's launch plan, the launch geometry against the `.entry`), and every kernel
+//! the CUDA backend would launch is recorded with its grid, block, dynamic shared memory
+//! and arguments; no kernel body runs, so outputs keep what they held (zeros for fresh
+//! buffers). Uploads, downloads and copies work (device memory is host memory).
+//!
+//! The [`Census`] handle lists the distinct launches (kernel, geometry, argument sizes
+//! and scalars) with how often each occurred, in first-seen order: exactly the kernels a
+//! program needs, e.g. to warm a cache or build them ahead of time. For each distinct
+//! launch it keeps a snapshot of the argument bytes as they were at the first
+//! occurrence, so [`Census::predict`] can replay that one launch on a counting
+//! emulator and estimate the whole workload's time on a GPU without running it:
+//! `Σ calls × estimate(counters of the one replayed launch)`. Data-dependent kernels
+//! (indices, masks) are replayed on the data the census saw, which, since nothing ran,
+//! are the uploaded inputs and zeros for every intermediate result.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use gpukit_core::{DevicePtr, KernelArg, LaunchConfig, Result};
+use gpukit_ptx::Module;
+
+use crate::perf::{self, Estimate, GpuSpec, LaunchShape};
+use crate::{EmuDevice, EmuOptions, LaunchRecord};
+
+/// One argument of a recorded launch, as the key of its shape: a buffer's byte count
+/// and the index of its merged range, or a scalar's value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CensusArg {
+    /// A buffer argument: bytes, and which snapshot range holds it (`None` for an
+    /// absent / empty buffer).
+    Buffer {
+        /// Bytes the argument spans.
+        bytes: usize,
+        /// Index into [`CensusEntry`]'s snapshot ranges and the byte offset there.
+        at: Option<(usize, usize)>,
+    },
+    /// An i64 scalar.
+    I64(i64),
+    /// An i32 scalar.
+    I32(i32),
+    /// An f32 scalar, as bits.
+    F32(u32),
+    /// An f64 scalar, as bits.
+    F64(u64),
+}
+
+/// One distinct launch of a workload.
+#[derive(Debug, Clone)]
+pub struct CensusEntry {
+    /// The kernel's entry name (a built-in's `{op}_{dtype}` or a plan's auxiliary
+    /// entry; a user kernel's name).
+    pub kernel: String,
+    /// Grid, blocks per axis.
+    pub grid: [u32; 3],
+    /// Block, threads per axis.
+    pub block: [u32; 3],
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_shared: u32,
+    /// The arguments (sizes and scalars).
+    pub args: Vec<CensusArg>,
+    /// How many times the workload launched it.
+    pub calls: u64,
+    /// Whether it is a user kernel (loaded from PTX or CUDA C) rather than a built-in.
+    pub user: bool,
+    /// The launch's buffer bytes (overlapping ranges once): every input read once and
+    /// every output written once.
+    pub ideal_bytes: u64,
+    /// The argument ranges' bytes at the first occurrence.
+    snapshot: Vec<Vec<u8>>,
+    /// The user kernel's module (built-ins are found by name).
+    module: Option<Arc<Module>>,
+}
+
+/// The key of a distinct launch.
+type Key = (String, [u32; 3], [u32; 3], u32, Vec<CensusArg>);
+
+#[derive(Default)]
+struct Inner {
+    entries: Vec<CensusEntry>,
+    index: HashMap<Key, usize>,
+}
+
+/// A shared handle on a census device's records (cheap to clone; the device keeps
+/// appending while a handle is held).
+#[derive(Clone, Default)]
+pub struct Census(Arc<Mutex<Inner>>);
+
+impl std::fmt::Debug for Census {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Census")
+            .field("distinct", &self.entries().len())
+            .field("launches", &self.launches())
+            .finish()
+    }
+}
+
+/// One distinct launch's estimate on a GPU.
+#[derive(Debug, Clone)]
+pub struct Prediction {
+    /// The launch.
+    pub entry: CensusEntry,
+    /// The counters of its one replayed launch.
+    pub record: LaunchRecord,
+    /// The estimate of one launch on the GPU.
+    pub estimate: Estimate,
+    /// `calls × estimate.seconds`.
+    pub total_seconds: f64,
+}
+
+impl Census {
+    /// Every distinct launch so far, in first-seen order.
+    pub fn entries(&self) -> Vec<CensusEntry> {
+        self.lock().entries.clone()
+    }
+
+    /// How many launches were recorded (all occurrences).
+    pub fn launches(&self) -> u64 {
+        self.lock().entries.iter().map(|e| e.calls).sum()
+    }
+
+    /// The distinct kernel names the workload needs, sorted.
+    pub fn kernels(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .lock()
+            .entries
+            .iter()
+            .map(|e| e.kernel.clone())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Records one launch of `kernel` whose buffer arguments lie in `ranges` (merged,
+    /// sorted, inside live allocations: the caller's contract).
+    pub(crate) fn record(
+        &self,
+        kernel: &str,
+        cfg: &LaunchConfig,
+        args: &[KernelArg],
+        ranges: &[(u64, u64)],
+        module: Option<&Arc<Module>>,
+    ) {
+        let at = |ptr: u64| {
+            ranges
+                .iter()
+                .position(|&(lo, hi)| lo <= ptr && ptr < hi)
+                .map(|i| (i, (ptr - ranges[i].0) as usize))
+        };
+        let key_args: Vec<CensusArg> = args
+            .iter()
+            .map(|a| match *a {
+                KernelArg::Buffer { ptr, bytes, .. } => CensusArg::Buffer {
+                    bytes,
+                    at: if bytes > 0 && ptr.0 != 0 {
+                        at(ptr.0)
+                    } else {
+                        None
+                    },
+                },
+                KernelArg::I64(v) => CensusArg::I64(v),
+                KernelArg::I32(v) => CensusArg::I32(v),
+                KernelArg::F32(v) => CensusArg::F32(v.to_bits()),
+                KernelArg::F64(v) => CensusArg::F64(v.to_bits()),
+            })
+            .collect();
+        let grid = [cfg.grid.x, cfg.grid.y, cfg.grid.z];
+        let block = [cfg.block.x, cfg.block.y, cfg.block.z];
+        let shared = u32::try_from(cfg.shared_bytes).unwrap_or(u32::MAX);
+        let key: Key = (kernel.to_string(), grid, block, shared, key_args.clone());
+        let mut g = self.lock();
+        if let Some(&i) = g.index.get(&key) {
+            g.entries[i].calls += 1;
+            return;
+        }
+        let snapshot = ranges
+            .iter()
+            .map(|&(lo, hi)| {
+                let mut v = vec![0u8; (hi - lo) as usize];
+                // SAFETY: the range lies inside a live allocation of the census device
+                // (host memory; the contract of `Device::launch`, and the device holds
+                // its registry's read lock for the launch); nothing writes it meanwhile.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(lo as usize as *const u8, v.as_mut_ptr(), v.len())
+                };
+                v
+            })
+            .collect();
+        let i = g.entries.len();
+        g.entries.push(CensusEntry {
+            kernel: kernel.to_string(),
+            grid,
+            block,
+            dynamic_shared: shared,
+            args: key_args,
+            calls: 1,
+            user: module.is_some(),
+            ideal_bytes: ranges.iter().map(|&(lo, hi)| hi - lo).sum(),
+            snapshot,
+            module: module.cloned(),
+        });
+        g.index.insert(key, i);
+    }
+
+    /// Replays each distinct launch once on a counting emulator (on copies of its
+    /// snapshot) and estimates the workload on `gpu`: one [`Prediction`] per distinct
+    /// launch, in first-seen order.
+    ///
+    /// Errors: a replayed launch's fault or launch error (the kernel's name in it);
+    /// [`gpukit_core::Error::OutOfMemory`] when a snapshot cannot be copied.
+    pub fn predict(&self, gpu: &GpuSpec) -> Result<Vec<Prediction>> {
+        let dev = EmuDevice::with_options(EmuOptions {
+            counters: true,
+            ..EmuDevice::new().options()
+        });
+        let log = dev.launch_log();
+        let mut out = Vec::new();
+        for e in self.entries() {
+            // Fresh copies of the argument ranges, and the arguments rebased onto them.
+            let bufs = e
+                .snapshot
+                .iter()
+                .map(|bytes| {
+                    let b = dev.raw_alloc(bytes.len())?;
+                    // SAFETY: `b` is a fresh allocation of at least `bytes.len()` bytes.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(bytes.as_ptr(), b.ptr.as_ptr(), bytes.len())
+                    };
+                    Ok(b)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let args: Vec<KernelArg> = e
+                .args
+                .iter()
+                .map(|a| match *a {
+                    CensusArg::Buffer { bytes, at } => KernelArg::Buffer {
+                        ptr: at.map_or(DevicePtr(0), |(i, off)| {
+                            DevicePtr(bufs[i].ptr.as_ptr() as usize as u64).add(off)
+                        }),
+                        bytes,
+                        dtype: None,
+                    },
+                    CensusArg::I64(v) => KernelArg::I64(v),
+                    CensusArg::I32(v) => KernelArg::I32(v),
+                    CensusArg::F32(v) => KernelArg::F32(f32::from_bits(v)),
+                    CensusArg::F64(v) => KernelArg::F64(f64::from_bits(v)),
+                })
+                .collect();
+            let cfg = LaunchConfig {
+                grid: gpukit_core::Dim3 {
+                    x: e.grid[0],
+                    y: e.grid[1],
+                    z: e.grid[2],
+                },
+                block: gpukit_core::Dim3 {
+                    x: e.block[0],
+                    y: e.block[1],
+                    z: e.block[2],
+                },
+                shared_bytes: e.dynamic_shared as usize,
+            };
+            let module = match &e.module {
+                Some(m) => m.clone(),
+                None => dev.module_of(&e.kernel)?,
+            };
+            dev.run_entry(&module, &e.kernel, &cfg, &args, false)?;
+            drop(bufs);
+            let Some(record) = log.take().pop() else {
+                // An empty grid records nothing and costs nothing.
+                continue;
+            };
+            let Some(c) = record.stats.counters else {
+                continue;
+            };
+            let res = crate::kernel_resources(&record.kernel, gpu.arch);
+            let (registers, static_shared) = res.map_or((0, 0), |x| (x.registers, x.static_shared));
+            let shape = LaunchShape {
+                blocks: record.stats.blocks,
+                threads_per_block: record.block.iter().product(),
+                registers,
+                shared_bytes: static_shared.saturating_add(record.dynamic_shared),
+            };
+            let estimate = perf::estimate(gpu, &shape, &c);
+            let total_seconds = estimate.seconds * e.calls as f64;
+            out.push(Prediction {
+                entry: e,
+                record,
+                estimate,
+                total_seconds,
+            });
+        }
+        Ok(out)
+    }
+}
