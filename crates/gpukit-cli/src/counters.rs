@@ -115,6 +115,7 @@ pub(crate) fn profile_census(g: &Global, args: &ProfileArgs) -> ExitCode {
         return ExitCode::FAILURE;
     };
     let kit = Kit::from_device(Box::new(dev));
+    kit.set_profiling(true);
     // Comparisons pass on the census kit (nothing is computed); a check that stops with
     // an error has not launched all of its kernels: say which.
     let results = crate::checks::run(&kit, g.seed, &checks);
@@ -130,6 +131,14 @@ pub(crate) fn profile_census(g: &Global, args: &ProfileArgs) -> ExitCode {
         eprintln!("gpukit: census: check {s}");
     }
     let kernels = census.kernels();
+    // The ABI table's built-ins the workload called (the Kit's profiler names them as
+    // `emu-check` does; a plan may launch other entries for them, listed in `kernels`).
+    let report = kit.profile_report();
+    let table = gpukit::abi::all_kernel_names();
+    let not_called: Vec<&String> = table
+        .iter()
+        .filter(|n| !report.entries.iter().any(|e| &e.name == *n && e.calls > 0))
+        .collect();
     let predictions = match census.predict(gpu) {
         Ok(p) => p,
         Err(e) => {
@@ -162,6 +171,7 @@ pub(crate) fn profile_census(g: &Global, args: &ProfileArgs) -> ExitCode {
         outln!(
             "{}",
             json!({"census": true, "launches": census.launches(), "checks_stopped": stopped,
+                   "table_kernels": table.len(), "table_kernels_not_called": not_called,
                    "distinct_launches": predictions.len(), "kernels_needed": kernels,
                    "gpu": gpu.key, "gpu_name": gpu.name, "predicted_total_s": total,
                    "kernels": rows})
@@ -172,6 +182,23 @@ pub(crate) fn profile_census(g: &Global, args: &ProfileArgs) -> ExitCode {
             census.launches(),
             predictions.len(),
             kernels.len()
+        );
+        outln!(
+            "built-in kernels of the ABI table called: {} of {}{}",
+            table.len() - not_called.len(),
+            table.len(),
+            if not_called.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (not: {})",
+                    not_called
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            }
         );
         outln!(
             "predicted on {} from one emulated launch per distinct launch: {:.1} us",

@@ -306,3 +306,22 @@ fn profile_census_lists_the_kernels_and_predicts_without_running() {
     );
     assert!(v["launches"].as_u64().unwrap() >= v["distinct_launches"].as_u64().unwrap());
 }
+
+#[test]
+fn profile_census_of_the_whole_selftest_calls_every_table_kernel() {
+    // The acceptance of the census: the selftest workload on the census kit calls every
+    // built-in of the ABI table (as emu-check requires of the emulator run), runs none.
+    let v = json(&["profile", "--census", "--json"]);
+    assert!(
+        array(&v["table_kernels_not_called"]).is_empty(),
+        "{}",
+        v["table_kernels_not_called"]
+    );
+    assert!(v["table_kernels"].as_u64().unwrap() > 400);
+    // Only the CUDA C user kernels may stop (NVRTC missing); no built-in check does.
+    for s in array(&v["checks_stopped"]) {
+        let s = s.as_str().unwrap();
+        assert!(s.contains("NVRTC") || s.contains("CUDA"), "{s}");
+    }
+    assert!(v["predicted_total_s"].as_f64().unwrap() > 0.0);
+}

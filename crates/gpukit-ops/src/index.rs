@@ -10,7 +10,9 @@ pub(crate) fn check_indices(kit: &Kit, op: &str, idx: &Buf, axis_len: usize) -> 
     if idx.is_empty() {
         return Ok(());
     }
-    let result = kit.alloc(DType::I64, 1)?;
+    // The kernel always writes the result; -1 ("none bad") up front is what a census kit,
+    // which runs no kernel, then reads back.
+    let result = kit.upload(&[-1i64])?;
     kit.launch_builtin(
         "check_index_i64",
         check::launch_1d(idx.len())?,
