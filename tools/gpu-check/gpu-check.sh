@@ -13,6 +13,9 @@
 #      the oracle, bit for bit, op by op and dtype by dtype),
 #   3. `gpukit selftest --device cuda:0` (every kernel and op against the reference),
 #   4. `gpukit bench --device cuda:0` and the PyTorch / cuBLAS baseline, in one call,
+#   5. calibration of the roofline model: the selftest workload's measured kernel times
+#      (`gpukit profile --device cuda:0 --json`) beside its census prediction for this
+#      GPU (`gpukit profile --census --gpu KEY --json`, no GPU needed), per kernel,
 # and prints one summary table last. With the device tool:
 #   run(command="bash tools/gpu-check/gpu-check.sh run", carry=["target/gpu-pack"],
 #       timeout_s=480)
@@ -80,6 +83,38 @@ run)
   "$pack/bin/gpukit" bench --device cuda:0 | tee "$out/bench.txt"
   echo "== PyTorch / cuBLAS baseline (same machine, same call)"
   python3 "$pack/torch_baseline.py" | tee "$out/torch.txt"
+  echo "== calibration: measured (cuda:0) vs estimated (census + roofline) per kernel"
+  gpu_name=$(cat "$out/smi.txt" 2>/dev/null)
+  case "$gpu_name" in
+    *H200*) key=h200 ;; *H100*) key=h100 ;; *A100*) key=a100 ;; *L4*) key=l4 ;; *4090*) key=rtx4090 ;;
+    *) key=h100 ;;
+  esac
+  "$pack/bin/gpukit" profile --device cuda:0 --json > "$out/measured.json" 2> "$out/measured.err"
+  "$pack/bin/gpukit" profile --census --gpu "$key" --json > "$out/estimated.json" 2> "$out/estimated.err"
+  python3 - "$out/measured.json" "$out/estimated.json" "$key" <<'PY' | tee "$out/calibration.txt"
+import json, sys
+try:
+    m = json.load(open(sys.argv[1]))
+    e = json.load(open(sys.argv[2]))
+except ValueError as err:
+    sys.exit(f"calibration: no JSON ({err})")
+meas = {r["kernel"]: r for r in m.get("kernels", [])}
+est = {r["kernel"]: r for r in e.get("kernels", [])}
+print(f"GPU model: {sys.argv[3]}; {len(meas)} kernels measured, {len(est)} estimated")
+print(f"{'kernel':<32} {'calls':>6} {'measured us':>12} {'estimated us':>13} {'meas/est':>9}")
+rows = []
+for k in sorted(set(meas) & set(est)):
+    mt, et = meas[k]["total_s"], est[k]["predicted_s"]
+    rows.append((mt / et if et > 0 else float("inf"), k, meas[k]["calls"], mt, et))
+for ratio, k, calls, mt, et in sorted(rows, reverse=True):
+    print(f"{k:<32} {calls:>6} {mt * 1e6:>12.2f} {et * 1e6:>13.2f} {ratio:>9.2f}")
+only = sorted(set(est) - set(meas))
+if only:
+    print("estimated only (auxiliary entries of a plan): " + " ".join(only))
+if rows:
+    r = sorted(x[0] for x in rows)
+    print(f"meas/est: median {r[len(r) // 2]:.2f}, min {r[0]:.2f}, max {r[-1]:.2f} over {len(r)} kernels")
+PY
   echo
   echo "================ GPU check summary ================"
   echo "GPU / driver:  $(cat "$out/smi.txt" 2>/dev/null)"
@@ -89,6 +124,7 @@ run)
   echo "bench (gpukit vs baseline):"
   grep -E "matmul|attention|add f32|sum f32|softmax" "$out/bench.txt" | sed 's/^/  gpukit  /'
   grep -E "matmul|attention" "$out/torch.txt" | sed 's/^/  torch   /'
+  echo "calibration:   $(tail -1 "$out/calibration.txt" 2>/dev/null)"
   ;;
 *)
   echo "usage: $0 pack|run" >&2; exit 2 ;;
