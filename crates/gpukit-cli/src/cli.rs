@@ -109,7 +109,8 @@ pub(crate) struct ProfileArgs {
     /// Which self-checks make the workload.
     #[command(flatten)]
     pub(crate) checks: CheckArgs,
-    /// Also write a Chrome trace-event file to FILE (open it at https://ui.perfetto.dev)
+    /// Also write a Chrome trace-event file to FILE (open it at https://ui.perfetto.dev);
+    /// with --counters, the estimated GPU timeline with each launch's counters
     #[arg(long, value_name = "FILE")]
     pub(crate) trace: Option<String>,
     /// Run on the PTX emulator with its performance counters and print the per-kernel

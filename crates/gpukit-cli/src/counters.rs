@@ -78,6 +78,46 @@ fn human_bytes(b: u64) -> String {
     }
 }
 
+/// The launches as a Chrome trace of the estimated GPU timeline: one complete event
+/// per launch, back to back in launch order, each as long as its estimate on `gpu`,
+/// with its counters, ideal bytes, occupancy and limiting bound as the event's args.
+fn counters_trace(records: &[LaunchRecord], gpu: &GpuSpec) -> serde_json::Value {
+    let mut t = 0.0f64;
+    let mut events = Vec::with_capacity(records.len());
+    for r in records {
+        let Some(c) = r.stats.counters else { continue };
+        let res = gpukit::emu::kernel_resources(&r.kernel, gpu.arch);
+        let (registers, static_shared) = res.map_or((0, 0), |x| (x.registers, x.static_shared));
+        let shape = LaunchShape {
+            blocks: r.stats.blocks,
+            threads_per_block: r.block.iter().product(),
+            registers,
+            shared_bytes: static_shared.saturating_add(r.dynamic_shared),
+        };
+        let e = perf::estimate(gpu, &shape, &c);
+        let dur = e.seconds * 1e6;
+        events.push(json!({
+            "name": r.kernel, "cat": "estimated", "ph": "X", "pid": 1, "tid": 1,
+            "ts": t, "dur": dur,
+            "args": {
+                "grid": r.grid, "block": r.block, "warp_instructions": c.total_warp_insts(),
+                "flops_f32": c.flops_f32, "flops_f64": c.flops_f64, "flops_f16": c.flops_f16,
+                "dram_bytes_lower": c.dram_bytes_lower(), "dram_bytes_upper": c.dram_bytes_upper(),
+                "ideal_bytes": r.ideal_bytes, "coalescing": c.coalescing_efficiency(),
+                "bank_conflicts_per_request": c.bank_conflicts_per_request(),
+                "simt_efficiency": c.simt_efficiency(), "registers": registers,
+                "occupancy": e.occupancy, "bound": e.bound.name(),
+            }
+        }));
+        t += dur;
+    }
+    json!({
+        "displayTimeUnit": "ns",
+        "otherData": {"gpu": gpu.name, "note": "estimated from the PTX emulator's counters, not measured"},
+        "traceEvents": events,
+    })
+}
+
 /// One kernel's census row: calls, predicted seconds, and those seconds per bound.
 type CensusRow = (u64, f64, [f64; 4]);
 
@@ -251,6 +291,12 @@ pub(crate) fn profile_counters(g: &Global, args: &ProfileArgs) -> ExitCode {
     let kit = Kit::from_device(Box::new(dev));
     let results = crate::checks::run(&kit, g.seed, &checks);
     let records = log.take();
+    if let Some(path) = &args.trace
+        && let Err(e) = std::fs::write(path, counters_trace(&records, gpu).to_string())
+    {
+        eprintln!("gpukit: writing the trace {path}: {e}");
+        return ExitCode::FAILURE;
+    }
     let rows = rows(&records, gpu);
     let mut ranked: Vec<(&String, &Row)> = rows.iter().collect();
     ranked.sort_by(|a, b| {

@@ -325,3 +325,49 @@ fn profile_census_of_the_whole_selftest_calls_every_table_kernel() {
     }
     assert!(v["predicted_total_s"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn profile_counters_trace_is_the_estimated_timeline_with_counters() {
+    let path =
+        std::env::temp_dir().join(format!("gpukit-counters-trace-{}.json", std::process::id()));
+    let p = path.to_str().unwrap();
+    let v = json(&[
+        "profile",
+        "--counters",
+        "--json",
+        "--filter",
+        "softmax f32",
+        "--trace",
+        p,
+    ]);
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let events = array(&t["traceEvents"]);
+    let calls: u64 = array(&v["kernels"])
+        .iter()
+        .map(|r| r["calls"].as_u64().unwrap())
+        .sum();
+    assert_eq!(events.len() as u64, calls, "one event per launch");
+    // Back to back: each event starts where the previous ended; durations sum to the total.
+    let mut end = 0.0;
+    for e in events {
+        assert_eq!(e["ph"], "X");
+        let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
+        assert!((ts - end).abs() <= 1e-9 * end.max(1.0), "{e}");
+        end = ts + dur;
+        for k in [
+            "warp_instructions",
+            "dram_bytes_lower",
+            "ideal_bytes",
+            "occupancy",
+            "bound",
+        ] {
+            assert!(!e["args"][k].is_null(), "{k} missing in {e}");
+        }
+    }
+    let total_us = v["estimated_total_s"].as_f64().unwrap() * 1e6;
+    assert!(
+        (end - total_us).abs() <= 1e-6 * total_us.max(1.0),
+        "{end} vs {total_us}"
+    );
+}
