@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use gpukit::emu::perf::{self, Bound, GpuSpec, LaunchShape};
+use gpukit::emu::perf::{self, Bound, GpuSpec};
 use gpukit::emu::{Counters, EmuDevice, EmuOptions, LaunchRecord};
 use gpukit::prelude::*;
 use serde_json::json;
@@ -32,16 +32,11 @@ struct Row {
 fn rows(records: &[LaunchRecord], gpu: &GpuSpec) -> BTreeMap<String, Row> {
     let mut out: BTreeMap<String, Row> = BTreeMap::new();
     for r in records {
-        let Some(c) = r.stats.counters else { continue };
-        let res = gpukit::emu::kernel_resources(&r.kernel, gpu.arch);
-        let (registers, static_shared) = res.map_or((0, 0), |x| (x.registers, x.static_shared));
-        let shape = LaunchShape {
-            blocks: r.stats.blocks,
-            threads_per_block: r.block.iter().product(),
-            registers,
-            shared_bytes: static_shared.saturating_add(r.dynamic_shared),
+        let (Some(c), Some((e, registers, static_shared))) =
+            (r.stats.counters, perf::estimate_record(gpu, r))
+        else {
+            continue;
         };
-        let e = perf::estimate(gpu, &shape, &c);
         let row = out.entry(r.kernel.clone()).or_insert_with(|| Row {
             occupancy_min: f64::INFINITY,
             ..Row::default()
@@ -85,16 +80,10 @@ fn counters_trace(records: &[LaunchRecord], gpu: &GpuSpec) -> serde_json::Value 
     let mut t = 0.0f64;
     let mut events = Vec::with_capacity(records.len());
     for r in records {
-        let Some(c) = r.stats.counters else { continue };
-        let res = gpukit::emu::kernel_resources(&r.kernel, gpu.arch);
-        let (registers, static_shared) = res.map_or((0, 0), |x| (x.registers, x.static_shared));
-        let shape = LaunchShape {
-            blocks: r.stats.blocks,
-            threads_per_block: r.block.iter().product(),
-            registers,
-            shared_bytes: static_shared.saturating_add(r.dynamic_shared),
+        let (Some(c), Some((e, registers, _))) = (r.stats.counters, perf::estimate_record(gpu, r))
+        else {
+            continue;
         };
-        let e = perf::estimate(gpu, &shape, &c);
         let dur = e.seconds * 1e6;
         events.push(json!({
             "name": r.kernel, "cat": "estimated", "ph": "X", "pid": 1, "tid": 1,

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use gpukit_core::{DevicePtr, KernelArg, LaunchConfig, Result};
 use gpukit_ptx::Module;
 
-use crate::perf::{self, Estimate, GpuSpec, LaunchShape};
+use crate::perf::{self, Estimate, GpuSpec};
 use crate::{EmuDevice, EmuOptions, LaunchRecord};
 
 /// One argument of a recorded launch, as the key of its shape: a buffer's byte count
@@ -278,18 +278,9 @@ impl Census {
                 // An empty grid records nothing and costs nothing.
                 continue;
             };
-            let Some(c) = record.stats.counters else {
+            let Some((estimate, _, _)) = perf::estimate_record(gpu, &record) else {
                 continue;
             };
-            let res = crate::kernel_resources(&record.kernel, gpu.arch);
-            let (registers, static_shared) = res.map_or((0, 0), |x| (x.registers, x.static_shared));
-            let shape = LaunchShape {
-                blocks: record.stats.blocks,
-                threads_per_block: record.block.iter().product(),
-                registers,
-                shared_bytes: static_shared.saturating_add(record.dynamic_shared),
-            };
-            let estimate = perf::estimate(gpu, &shape, &c);
             let total_seconds = estimate.seconds * e.calls as f64;
             out.push(Prediction {
                 entry: e,

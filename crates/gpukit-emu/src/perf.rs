@@ -225,6 +225,25 @@ pub fn blocks_per_sm(g: &GpuSpec, s: &LaunchShape) -> u32 {
         .min(by_smem)
 }
 
+/// The estimate of one launch the emulator ran with counters on: its shape from the
+/// record (blocks, threads per block, dynamic shared memory) and the kernel's `ptxas`
+/// resources for `g`'s architecture (`crate::kernel_resources`; 0 registers and static
+/// shared memory for a kernel not in the table, e.g. a user kernel). Returns the
+/// estimate and the `(registers, static shared bytes)` used, or `None` for a record
+/// without counters.
+pub fn estimate_record(g: &GpuSpec, r: &crate::LaunchRecord) -> Option<(Estimate, u32, u32)> {
+    let c = r.stats.counters.as_ref()?;
+    let res = crate::kernel_resources(&r.kernel, g.arch);
+    let (registers, static_shared) = res.map_or((0, 0), |x| (x.registers, x.static_shared));
+    let shape = LaunchShape {
+        blocks: r.stats.blocks,
+        threads_per_block: r.block.iter().product(),
+        registers,
+        shared_bytes: static_shared.saturating_add(r.dynamic_shared),
+    };
+    Some((estimate(g, &shape, c), registers, static_shared))
+}
+
 /// The roofline estimate of a launch with counters `c` and shape `s` on `g`.
 pub fn estimate(g: &GpuSpec, s: &LaunchShape, c: &Counters) -> Estimate {
     let bps = blocks_per_sm(g, s);
