@@ -76,6 +76,43 @@ template <class R> __device__ __forceinline__ R attention_warp_max(R x) {
     return x;
 }
 
+// Stages rows of the listed keys (offsets kidx[0..nk) in the tile starting at key
+// `start`), columns d0 .. d0 + dlen, of K or V (`src`, rows `stride` apart from `base`)
+// into kv (row stride KS), in the compute type. Every thread of the block calls it.
+template <class T, class R, int KS>
+__device__ __forceinline__ void attention_stage(R* kv, const T* __restrict__ src, i64 base,
+                                                i64 stride, i64 start, const int* kidx, int nk,
+                                                int d0, int dlen) {
+    for (int t = (int)threadIdx.x; t < nk * dlen; t += ATTENTION_THREADS) {
+        const int jj = t / dlen;
+        const int dd = t - jj * dlen;
+        kv[jj * KS + dd] = gk_load(src[base + (start + kidx[jj]) * stride + d0 + dd]);
+    }
+}
+
+// Continues the score chains of the warp's RW query rows (qs, row stride
+// ATTENTION_MAX_HD) for the listed keys lane and lane + 32 over the staged columns
+// d0 .. d0 + dlen, d ascending: s = fma(q_d, k_d, s). Lanes without a listed key read a
+// staged row and discard the result.
+template <class R, int RW, int KS>
+__device__ __forceinline__ void attention_score_chunk(R (&s)[RW][2], const R* qs, const R* kv,
+                                                      int warp, int lane, int nk, int d0,
+                                                      int dlen) {
+    if (nk == 0) return;
+    const int j0 = lane < nk ? lane : nk - 1;
+    const int j1 = lane + 32 < nk ? lane + 32 : nk - 1;
+    for (int dd = 0; dd < dlen; ++dd) {
+        const R k0 = kv[j0 * KS + dd];
+        const R k1 = kv[j1 * KS + dd];
+#pragma unroll
+        for (int r = 0; r < RW; ++r) {
+            const R qd = qs[(warp * RW + r) * ATTENTION_MAX_HD + d0 + dd];
+            s[r][0] = gk_fma(qd, k0, s[r][0]);
+            s[r][1] = gk_fma(qd, k1, s[r][1]);
+        }
+    }
+}
+
 template <class T>
 __device__ __forceinline__ void attention_fused(T* __restrict__ o, const T* __restrict__ q,
                                                 const T* __restrict__ k,
@@ -175,28 +212,9 @@ __device__ __forceinline__ void attention_fused(T* __restrict__ o, const T* __re
                     const int nk = knum;
                     const int d0 = c * DC;
                     const int dlen = hdi - d0 < DC ? hdi - d0 : DC;
-                    for (int t = tid; t < nk * dlen; t += ATTENTION_THREADS) {
-                        const int jj = t / dlen;
-                        const int dd = t - jj * dlen;
-                        kv[jj * KS + dd] =
-                            gk_load(k[kbase + (start + kidx[jj]) * width + d0 + dd]);
-                    }
+                    attention_stage<T, R, KS>(kv, k, kbase, width, start, kidx, nk, d0, dlen);
                     __syncthreads();
-                    if (nk > 0) {
-                        // Lanes without a kept key read a staged row and discard the result.
-                        const int j0 = lane < nk ? lane : nk - 1;
-                        const int j1 = lane + 32 < nk ? lane + 32 : nk - 1;
-                        for (int dd = 0; dd < dlen; ++dd) {
-                            const R k0 = kv[j0 * KS + dd];
-                            const R k1 = kv[j1 * KS + dd];
-#pragma unroll
-                            for (int r = 0; r < RW; ++r) {
-                                const R qd = qs[(warp * RW + r) * ATTENTION_MAX_HD + d0 + dd];
-                                s[r][0] = gk_fma(qd, k0, s[r][0]);
-                                s[r][1] = gk_fma(qd, k1, s[r][1]);
-                            }
-                        }
-                    }
+                    attention_score_chunk<R, RW, KS>(s, qs, kv, warp, lane, nk, d0, dlen);
                 }
             }
 
@@ -244,12 +262,7 @@ __device__ __forceinline__ void attention_fused(T* __restrict__ o, const T* __re
                     __syncthreads();  // the previous readers of kv are done
                     const int d0 = c * DC;
                     const int dlen = hdi - d0 < DC ? hdi - d0 : DC;
-                    for (int t = tid; t < nk * dlen; t += ATTENTION_THREADS) {
-                        const int jj = t / dlen;
-                        const int dd = t - jj * dlen;
-                        kv[jj * KS + dd] =
-                            gk_load(v[kbase + (start + kidx[jj]) * width + d0 + dd]);
-                    }
+                    attention_stage<T, R, KS>(kv, v, kbase, width, start, kidx, nk, d0, dlen);
                     __syncthreads();
                     for (int jj = 0; jj < nk; ++jj) {
 #pragma unroll
@@ -434,27 +447,9 @@ __device__ __forceinline__ void attention_general_fused(
                     const int nk = knum;
                     const int d0 = c * DC;
                     const int dlen = hdi - d0 < DC ? hdi - d0 : DC;
-                    for (int t = tid; t < nk * dlen; t += ATTENTION_THREADS) {
-                        const int jj = t / dlen;
-                        const int dd = t - jj * dlen;
-                        kv[jj * KS + dd] =
-                            gk_load(k[kbase + (start + kidx[jj]) * kstride + d0 + dd]);
-                    }
+                    attention_stage<T, R, KS>(kv, k, kbase, kstride, start, kidx, nk, d0, dlen);
                     __syncthreads();
-                    if (nk > 0) {
-                        const int j0 = lane < nk ? lane : nk - 1;
-                        const int j1 = lane + 32 < nk ? lane + 32 : nk - 1;
-                        for (int dd = 0; dd < dlen; ++dd) {
-                            const R k0 = kv[j0 * KS + dd];
-                            const R k1 = kv[j1 * KS + dd];
-#pragma unroll
-                            for (int r = 0; r < RW; ++r) {
-                                const R qd = qs[(warp * RW + r) * ATTENTION_MAX_HD + d0 + dd];
-                                s[r][0] = gk_fma(qd, k0, s[r][0]);
-                                s[r][1] = gk_fma(qd, k1, s[r][1]);
-                            }
-                        }
-                    }
+                    attention_score_chunk<R, RW, KS>(s, qs, kv, warp, lane, nk, d0, dlen);
                 }
             }
 
@@ -512,12 +507,7 @@ __device__ __forceinline__ void attention_general_fused(
                     __syncthreads();  // the previous readers of kv are done
                     const int d0 = c * DC;
                     const int dlen = vdi - d0 < DC ? vdi - d0 : DC;
-                    for (int t = tid; t < nk * dlen; t += ATTENTION_THREADS) {
-                        const int jj = t / dlen;
-                        const int dd = t - jj * dlen;
-                        kv[jj * KS + dd] =
-                            gk_load(v[vbase + (start + kidx[jj]) * vstride + d0 + dd]);
-                    }
+                    attention_stage<T, R, KS>(kv, v, vbase, vstride, start, kidx, nk, d0, dlen);
                     __syncthreads();
                     for (int jj = 0; jj < nk; ++jj) {
 #pragma unroll
