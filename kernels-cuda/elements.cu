@@ -6,6 +6,7 @@
 //   scatter_elements_{dtype}  y[o, idx[o, g, i], i] = combine(red, y[..], upd[o, g, i]),
 //                             g ascending per (o, i) column
 //   pad_{dtype}               ONNX Pad (constant, reflect, edge, wrap; crop first)
+//   cumsum_{dtype}            ONNX CumSum: the running sum along each line, in order
 //
 // Indices were checked in range by check_index before these run; negative ones count
 // from the end. gather copies raw bits (NaN payloads and -0.0 survive). scatter: one
@@ -203,3 +204,81 @@ __device__ __forceinline__ void el_pad(B* __restrict__ out, const B* __restrict_
         el_pad<B>((B*)out, (const B*)x, (const B*)value, layout, ndim, mode, n_out);           \
     }
 GK_FOR_pad(EL_PAD)
+
+// ---------------------------------------------------------------------------------
+// cumsum: one thread per (o, i) line of [outer, len, inner], grid-stride; the line's
+// chain runs in ascending position (descending when reverse), as the contract fixes it:
+// no parallel scan (that would regroup the additions). Neighbouring threads take
+// neighbouring columns i, so the loads and stores of a warp are contiguous when
+// inner >= 32.
+// ---------------------------------------------------------------------------------
+
+// The running sum's accumulator: the compute type for floats (f16 / bf16 in f32, one
+// rounding per step in it, stored per output), wrapping integers.
+template <class T> struct ElSum {
+    typedef typename GkElem<T>::Real A;
+    static __device__ __forceinline__ A load(T x) { return gk_load(x); }
+    static __device__ __forceinline__ A add(A a, T x) { return a + gk_load(x); }
+    static __device__ __forceinline__ T store(A a) { return gk_store<T>(a); }
+};
+template <> struct ElSum<i64> {
+    typedef i64 A;
+    static __device__ __forceinline__ i64 load(i64 x) { return x; }
+    static __device__ __forceinline__ i64 add(i64 a, i64 x) { return gk_wadd(a, x); }
+    static __device__ __forceinline__ i64 store(i64 a) { return a; }
+};
+template <> struct ElSum<int> {
+    typedef int A;
+    static __device__ __forceinline__ int load(int x) { return x; }
+    static __device__ __forceinline__ int add(int a, int x) { return gk_wadd(a, x); }
+    static __device__ __forceinline__ int store(int a) { return a; }
+};
+
+// The exclusive flag is a template parameter (the entry switches once, outside the
+// loops), and the line's digits advance with carries instead of a 64-bit division per
+// line (ptxas spilled around the division's call otherwise).
+template <class T, bool EXCL>
+__device__ __forceinline__ void el_cumsum(T* __restrict__ y, const T* __restrict__ x, i64 outer,
+                                          i64 len, i64 inner, i64 reverse) {
+    typedef ElSum<T> S;
+    const i64 lines = len > 0 ? outer * inner : 0;
+    i64 l = gk_tid();
+    if (l >= lines) return;
+    const i64 nthreads = gk_nthreads();
+    const T zero = S::store((typename S::A)0);
+    const i64 step = reverse ? -inner : inner;
+    GkPos3 p = gk_split3((gk_u64)l, 1, (gk_u64)inner);  // (o, 0, i)
+    const GkPos3 s = gk_split3((gk_u64)nthreads, 1, (gk_u64)inner);
+    for (;;) {
+        // Position q of line (o, i) is (o*len + q)*inner + i; reverse starts at len-1.
+        i64 e = ((i64)p.a * len + (reverse ? len - 1 : 0)) * inner + (i64)p.c;
+        typename S::A acc = S::load(x[e]);
+        y[e] = EXCL ? zero : S::store(acc);
+#pragma unroll 1
+        for (i64 k = 1; k < len; ++k) {
+            e += step;
+            const T v = x[e];
+            if (EXCL) {
+                y[e] = S::store(acc);
+                acc = S::add(acc, v);
+            } else {
+                acc = S::add(acc, v);
+                y[e] = S::store(acc);
+            }
+        }
+        l += nthreads;
+        if (l >= lines) break;
+        gk_advance3(p, s, 1, (gk_u64)inner);
+    }
+}
+
+#define EL_CUMSUM(op, sfx, T)                                                                  \
+    extern "C" __global__ void __launch_bounds__(EL_BLOCK)                                     \
+        op##_##sfx(T* y, const T* x, i64 outer, i64 len, i64 inner, i64 exclusive,             \
+                   i64 reverse) {                                                              \
+        if (exclusive)                                                                         \
+            el_cumsum<T, true>(y, x, outer, len, inner, reverse);                              \
+        else                                                                                   \
+            el_cumsum<T, false>(y, x, outer, len, inner, reverse);                             \
+    }
+GK_FOR_cumsum(EL_CUMSUM)

@@ -565,6 +565,20 @@ def main():
         case(f"{op.lower()}_huge_f64", op,
              [np.array([1e22, -1e22, 1e300, 1.7976931348623157e308, 6381956970095103.0 * 2.0**797,
                         2.0**54, -3.0e15], np.float64)], tol=tol_for(np.float64, False))
+    # CumSum (axis as an int32 / int64 scalar input; exclusive and reverse attributes).
+    # numpy's order: each line's running sum from its start (or end), one rounding per
+    # step; NaN / ±inf propagate.
+    case("cumsum_axis1_f32", "CumSum", [floats((3, 5), edge=True), np.array(1, np.int64)],
+         tol=EXACT)
+    case("cumsum_exclusive_reverse_f32", "CumSum",
+         [floats((2, 3, 4)), np.array(-1, np.int32)], {"exclusive": 1, "reverse": 1},
+         tol=EXACT)
+    case("cumsum_axis0_exclusive_f64", "CumSum",
+         [floats((4, 3), np.float64, edge=True), np.array(0, np.int64)], {"exclusive": 1},
+         tol=EXACT)
+    case("cumsum_reverse_i32", "CumSum", [ints((3, 4), np.int32), np.array(-2, np.int64)],
+         {"reverse": 1}, tol=EXACT)
+    case("cumsum_i64", "CumSum", [ints((6,)), np.array(0, np.int32)], tol=EXACT)
 
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:
         f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"

@@ -523,6 +523,9 @@ pub trait Arith: Element {
     fn binary(op: BinaryOp, a: Self, b: Self) -> Self;
     /// The starting value of every accumulation lane: +0.0 or 0.
     fn acc_zero() -> Self::Acc;
+    /// One element as an accumulator on its own: `load(x)` (keeps `-0.0`, unlike
+    /// `acc_step(acc_zero(), x)`); the start of a running sum such as `cumsum`'s.
+    fn acc_load(x: Self) -> Self::Acc;
     /// Folds one element into a lane: `acc + load(x)` (one rounding; wrapping for ints).
     fn acc_step(acc: Self::Acc, x: Self) -> Self::Acc;
     /// Merges two partial sums: `a + b`.
@@ -542,6 +545,10 @@ macro_rules! arith_float {
             #[inline(always)]
             fn acc_zero() -> Self::Acc {
                 Real::ZERO
+            }
+            #[inline(always)]
+            fn acc_load(x: Self) -> Self::Acc {
+                x.load()
             }
             #[inline(always)]
             fn acc_step(acc: Self::Acc, x: Self) -> Self::Acc {
@@ -575,6 +582,10 @@ macro_rules! arith_int {
             #[inline(always)]
             fn acc_zero() -> Self::Acc {
                 0
+            }
+            #[inline(always)]
+            fn acc_load(x: Self) -> Self::Acc {
+                x
             }
             #[inline(always)]
             fn acc_step(acc: Self::Acc, x: Self) -> Self::Acc {

@@ -1,5 +1,5 @@
 //! Element-wise gather and scatter along an axis (ONNX GatherElements and
-//! ScatterElements), with i64 indices, one per element; and ONNX Pad.
+//! ScatterElements), with i64 indices, one per element; ONNX Pad and CumSum.
 
 use gpukit_core::elements::ScatterReduction;
 use gpukit_core::pad::PadMode;
@@ -244,6 +244,55 @@ pub fn pad(
             s("ndim", r)?,
             DevArg::I64(mode.code()),
             s("n_out", n)?,
+        ],
+    )
+}
+
+/// ONNX CumSum on `[outer, len, inner]` data: along each `(o, i)` line, in ascending
+/// position (descending when `reverse`), a running sum that starts as the line's first
+/// element and adds each next one with one rounding in the compute type (f16 / bf16 in
+/// f32, rounded once per output; integers wrap). The inclusive output at a position is
+/// the sum up to and including it; with `exclusive` the sum before it (`+0` / `0` at the
+/// line's first position). The chain per line is the contract's order on every backend
+/// (no parallel scan), so results are bit-identical everywhere; lines run in parallel.
+/// Any dtype. `y` must not overlap `x`.
+///
+/// Errors: [`Error::DType`] (`y` and `x` differ); [`Error::Length`];
+/// [`Error::SizeOverflow`]; [`Error::InvalidArgument`] (overlap); [`Error::Absent`];
+/// [`Error::DeviceMismatch`].
+#[allow(clippy::too_many_arguments)]
+pub fn cumsum(
+    kit: &Kit,
+    y: &Buf,
+    x: &Buf,
+    outer: usize,
+    len: usize,
+    inner: usize,
+    exclusive: bool,
+    reverse: bool,
+) -> Result<()> {
+    let op = "cumsum";
+    check::on_kit(kit, op, &[(y, "y"), (x, "x")])?;
+    let d = check::same_dtype(op, &[(y, "y"), (x, "x")])?;
+    let n = check::product(op, "[outer, len, inner]", &[outer, len, inner])?;
+    check::len(op, "x", x, n)?;
+    check::len(op, "y", y, n)?;
+    check::no_overlap(op, y, &[(x, "x")], false)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let s = |w, v| check::i64_of(op, w, v).map(DevArg::I64);
+    kit.launch_builtin(
+        &check::name(op, d),
+        check::launch_1d(outer * inner)?,
+        &[
+            y.into(),
+            x.into(),
+            s("outer", outer)?,
+            s("len", len)?,
+            s("inner", inner)?,
+            DevArg::I64(exclusive as i64),
+            DevArg::I64(reverse as i64),
         ],
     )
 }

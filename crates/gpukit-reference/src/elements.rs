@@ -96,3 +96,45 @@ pub fn scatter_elements<T: ScatterElem>(
     }
     Ok(out)
 }
+
+/// Running sum along an axis (ONNX CumSum): `x` and the output are `[outer, len,
+/// inner]`. Along each `(o, i)` line, visited in ascending position (descending when
+/// `reverse`), the accumulator starts as the first visited element in the compute type
+/// and adds each next one with one rounding (integers wrap); the inclusive output at a
+/// position is the stored accumulator after its element, the exclusive one (when
+/// `exclusive`) the stored accumulator before it, zero at the line's first position.
+///
+/// # Panics
+/// When `x` does not hold `outer * len * inner` elements.
+pub fn cumsum<T: gpukit_core::numeric::Arith>(
+    x: &[T],
+    outer: usize,
+    len: usize,
+    inner: usize,
+    exclusive: bool,
+    reverse: bool,
+) -> Vec<T> {
+    let what = "cumsum";
+    assert_len(what, "x", x.len(), numel(&[outer, len, inner], what));
+    let mut out = vec![T::acc_store(T::acc_zero()); x.len()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut acc: Option<T::Acc> = None;
+            for step in 0..len {
+                let p = if reverse { len - 1 - step } else { step };
+                let e = (o * len + p) * inner + i;
+                let before = acc;
+                acc = Some(match acc {
+                    None => T::acc_load(x[e]),
+                    Some(a) => T::acc_step(a, x[e]),
+                });
+                let shown = if exclusive { before } else { acc };
+                out[e] = match shown {
+                    Some(a) => T::acc_store(a),
+                    None => T::acc_store(T::acc_zero()),
+                };
+            }
+        }
+    }
+    out
+}

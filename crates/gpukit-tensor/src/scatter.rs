@@ -1,5 +1,6 @@
 //! Element-wise index methods (ONNX GatherElements and ScatterElements) built on the
-//! `gather_elements` / `scatter_elements` ops, and ONNX Pad on the `pad` op.
+//! `gather_elements` / `scatter_elements` ops, ONNX Pad on the `pad` op and ONNX
+//! CumSum on the `cumsum` op.
 
 use gpukit_core::elements::ScatterReduction;
 use gpukit_core::pad::PadMode;
@@ -256,6 +257,51 @@ impl Tensor {
         let v = Tensor::full(&self.kit, &[], value, self.dtype())?;
         let out = Tensor::contiguous_from(self.kit.alloc(self.dtype(), n)?, self.kit.clone(), &od);
         gpukit_ops::pad(&self.kit, &out.buf, &x.buf, &v.buf, &self.dims, &full, mode)?;
+        Ok(out)
+    }
+
+    /// ONNX CumSum: the running sum along `axis` (negative counts from the end), same
+    /// shape and dtype (any dtype). Each line's sum starts as its first element and adds
+    /// the next ones in order (from the end when `reverse`) with one rounding each in the
+    /// compute type (f16 / bf16 in f32, rounded once per output; integers wrap); with
+    /// `exclusive` each position holds the sum of the elements before it (`0` first).
+    /// The same bits on every backend.
+    ///
+    /// ```
+    /// # fn main() -> gpukit_core::Result<()> {
+    /// let kit = gpukit::cpu()?;
+    /// let x = gpukit_tensor::Tensor::from_slice(&kit, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// assert_eq!(x.cumsum(1, false, false)?.to_vec::<f32>()?, [1.0, 3.0, 3.0, 7.0]);
+    /// assert_eq!(x.cumsum(0, true, false)?.to_vec::<f32>()?, [0.0, 0.0, 1.0, 2.0]);
+    /// assert_eq!(x.cumsum(-1, false, true)?.to_vec::<f32>()?, [3.0, 2.0, 7.0, 4.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// Errors: [`Error::InvalidArgument`] when `axis` is out of range (a rank-0 tensor
+    /// has no axis).
+    pub fn cumsum(&self, axis: i64, exclusive: bool, reverse: bool) -> Result<Tensor> {
+        let op = "cumsum";
+        let ax = layout::axis(op, axis, &self.dims)?;
+        let x = self.contiguous()?;
+        let n = layout::numel(op, &self.dims)?;
+        let out = Tensor::contiguous_from(
+            self.kit.alloc(self.dtype(), n)?,
+            self.kit.clone(),
+            &self.dims,
+        );
+        let outer: usize = self.dims[..ax].iter().product();
+        let inner: usize = self.dims[ax + 1..].iter().product();
+        gpukit_ops::cumsum(
+            &self.kit,
+            &out.buf,
+            &x.buf,
+            outer,
+            self.dims[ax],
+            inner,
+            exclusive,
+            reverse,
+        )?;
         Ok(out)
     }
 }

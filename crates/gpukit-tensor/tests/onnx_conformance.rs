@@ -373,6 +373,14 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
             let axes = x.get(3).and_then(|a| a.as_ref()).map(host_i64);
             vec![req(0).pad(&pads, mode, value, axes.as_deref())?]
         }
+        "CumSum" => {
+            let axis = req(1).to_dtype(DType::I64)?.to_vec::<i64>()?;
+            vec![req(0).cumsum(
+                axis[0],
+                c.int("exclusive", 0) != 0,
+                c.int("reverse", 0) != 0,
+            )?]
+        }
         "GatherElements" => vec![req(0).gather_elements(c.int("axis", 0), req(1))?],
         "ScatterElements" => {
             let name = c.string("reduction", "none");

@@ -1,5 +1,6 @@
 //! Self-checks of the element-wise index group: `gather_elements` and
-//! `scatter_elements` (every reduction) and `pad` (every mode, crops and long pads) at each dtype, on random bit patterns (NaN
+//! `scatter_elements` (every reduction), `pad` (every mode, crops and long pads) and
+//! `cumsum` (inclusive / exclusive, forward / reverse) at each dtype, on random bit patterns (NaN
 //! payloads, ±inf, -0.0, subnormals) with many duplicate indices, negative ones
 //! included, compared bit for bit with the reference oracle. Each check is named after
 //! its kernel, so emu-check reports it on the kernel.
@@ -81,12 +82,36 @@ fn pad_check<T: ScatterElem>(kit: &Kit, seed: u64) -> Result<Option<String>> {
     Ok(None)
 }
 
+/// Every flag combination on `[5, 37, 33]` along the middle axis and `[4, 300]` along
+/// the last (long lines, wide and single columns).
+fn cumsum_check<T: ScatterElem + gpukit_core::numeric::Arith>(
+    kit: &Kit,
+    seed: u64,
+) -> Result<Option<String>> {
+    let mut rng = Rng::new(seed ^ 0xc5 ^ T::DTYPE as u64);
+    for (o, l, i) in [(5usize, 37usize, 33usize), (4, 300, 1)] {
+        let x = values::<T>(&mut rng, o * l * i);
+        let bx = kit.upload(&x)?;
+        let y = kit.alloc(T::DTYPE, x.len())?;
+        for (exclusive, reverse) in [(false, false), (true, false), (false, true), (true, true)] {
+            ops::cumsum(kit, &y, &bx, o, l, i, exclusive, reverse)?;
+            let want = reference::cumsum(&x, o, l, i, exclusive, reverse);
+            if let Some(m) = mismatch(&y.download::<T>()?, &want) {
+                return Ok(Some(format!(
+                    "[{o}, {l}, {i}] exclusive {exclusive} reverse {reverse}: {m}"
+                )));
+            }
+        }
+    }
+    Ok(None)
+}
+
 type Run = fn(&Kit, u64) -> Result<Option<String>>;
 
-/// The element-wise index and pad checks: 18, one per kernel.
+/// The element-wise index, pad and cumsum checks: 24, one per kernel.
 pub(crate) fn checks() -> Vec<Check> {
-    let mut v = Vec::with_capacity(18);
-    let rows: [(&'static str, [Run; 6]); 3] = [
+    let mut v = Vec::with_capacity(24);
+    let rows: [(&'static str, [Run; 6]); 4] = [
         (
             "gather_elements",
             [
@@ -118,6 +143,17 @@ pub(crate) fn checks() -> Vec<Check> {
                 pad_check::<bf16>,
                 pad_check::<i64>,
                 pad_check::<i32>,
+            ],
+        ),
+        (
+            "cumsum",
+            [
+                cumsum_check::<f32>,
+                cumsum_check::<f64>,
+                cumsum_check::<f16>,
+                cumsum_check::<bf16>,
+                cumsum_check::<i64>,
+                cumsum_check::<i32>,
             ],
         ),
     ];

@@ -88,6 +88,7 @@ pub const OPS: [&str; 69] = [
     "scatter_elements",
     "pad",
     "pad_out_dims",
+    "cumsum",
 ];
 
 /// The checked product of `dims`, if it is a buffer length the case may allocate.
@@ -1051,6 +1052,15 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
                     red,
                 )
             }
+        }
+        "cumsum" => {
+            let (outer, len, inner) = (c.dim("outer"), c.dim("len"), c.dim("inner"));
+            let (exclusive, reverse) = (c.r.one_in(2), c.r.one_in(2));
+            c.note("exclusive", exclusive);
+            c.note("reverse", reverse);
+            let y = c.buf("y", d, fit(&[outer, len, inner]));
+            let x = c.input("x", d, fit(&[outer, len, inner]), y);
+            ops::cumsum(k, c.v(y), c.v(x), outer, len, inner, exclusive, reverse)
         }
         "pad" | "pad_out_dims" => {
             let dims = c.dims("dims", 4);

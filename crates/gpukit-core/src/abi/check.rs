@@ -549,6 +549,15 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             c.need(2, 1)?;
             c.need_prod(3, &[s[4], 5])?;
         }
+        "cumsum" => {
+            for i in [5, 6] {
+                if s[i] > 1 {
+                    return c.err(i, format!("flag {} is not 0 or 1", s[i]));
+                }
+            }
+            c.need_prod(0, &[s[2], s[3], s[4]])?;
+            c.need_prod(1, &[s[2], s[3], s[4]])?;
+        }
         "scatter_elements" => {
             if s[7] > 4 {
                 return c.err(7, format!("reduction code {} is not in 0..=4", s[7]));

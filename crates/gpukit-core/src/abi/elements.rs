@@ -20,6 +20,13 @@
 //!   `mode.source(c - before, len)` ([`crate::pad::PadMode::source`], `mode` a code
 //!   `0..=3`) at `start + that`, or `value[0]` where any axis gives none; bits copied.
 //!   `out` (`n_out` elements) overlaps nothing. Contents: [`super::contents::pad_layout`].
+//! - `cumsum(y, x, outer, len, inner, exclusive, reverse)` (ONNX CumSum): `x` and `y`
+//!   `[outer, len, inner]`; along each `(o, i)` line, in ascending position (descending
+//!   when `reverse` is 1), the running sum `acc` starts as the line's first element
+//!   loaded into the compute type ([`crate::numeric::Arith::acc_load`]) and folds each next one
+//!   in with one rounding ([`crate::numeric::Arith::acc_step`]; integers wrap); the inclusive
+//!   output is `acc_store(acc)` after each element, the exclusive one (`exclusive` 1)
+//!   the value before it (`+0` / `0` for the line's first). `y` overlaps nothing.
 
 use super::{ALL_DTYPES, KernelSig};
 
@@ -41,5 +48,10 @@ pub const KERNELS: &[KernelSig] = &[
         op: "pad",
         dtypes: ALL,
         args: "out: buf, x: buf, value: buf, layout: buf<i64>, ndim, mode, n_out",
+    },
+    KernelSig {
+        op: "cumsum",
+        dtypes: ALL,
+        args: "y: buf, x: buf, outer, len, inner, exclusive, reverse",
     },
 ];

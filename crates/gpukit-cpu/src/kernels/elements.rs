@@ -1,5 +1,5 @@
 //! Element-wise gather and scatter (abi::elements; ONNX GatherElements and
-//! ScatterElements). Every index is resolved and range-checked (the shared content
+//! ScatterElements), Pad and CumSum. Every index is resolved and range-checked (the shared content
 //! check, which the emulator applies too) before anything is written: an index out of
 //! range is [`gpukit_core::Error::IndexOutOfRange`], never an access outside a buffer.
 
@@ -7,6 +7,7 @@ use gpukit_core::abi::contents::{pad_layout, resolve_indices};
 use gpukit_core::abi::kernel_name;
 use gpukit_core::elements::{ScatterElem, ScatterReduction};
 use gpukit_core::half::{bf16, f16};
+use gpukit_core::numeric::Arith;
 use gpukit_core::pad::PadMode;
 use gpukit_core::{DType, Element, Result};
 use rayon::prelude::*;
@@ -112,6 +113,77 @@ fn scatter_elements<T: ScatterElem>(args: &BuiltinArgs<'_>) -> Result<()> {
     Ok(())
 }
 
+/// Columns per cumsum task (the accumulators live on the stack).
+const CUMSUM_COLS: usize = 256;
+
+/// ONNX CumSum (abi::elements): the running sum along each `(o, i)` line of `[outer,
+/// len, inner]`. Args: y, x, outer, len, inner, exclusive, reverse.
+fn cumsum<T: Arith>(args: &BuiltinArgs<'_>) -> Result<()> {
+    let (outer, len, inner) = (args.usize(2)?, args.usize(3)?, args.usize(4)?);
+    let mut flags = [false; 2];
+    for (f, at) in flags.iter_mut().zip([5, 6]) {
+        *f = match args.i64(at)? {
+            0 => false,
+            1 => true,
+            v => return arg_err(args, at, format!("flag {v} is not 0 or 1")),
+        };
+    }
+    let [exclusive, reverse] = flags;
+    let y = args.buf::<T>(0)?;
+    let x = args.buf::<T>(1)?;
+    let n = mul(args, 4, mul(args, 3, outer, len)?, inner)?;
+    args.need(0, &y, n)?;
+    args.need(1, &x, n)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let outs = [out_range(&y)];
+    // SAFETY: x holds n elements (checked); copied if it overlaps y.
+    let src = unsafe { input_slice(&x, n, &outs) };
+    let src = &*src;
+    let cblocks = inner.div_ceil(CUMSUM_COLS);
+    let zero = T::acc_store(T::acc_zero());
+    let task = |t: usize| {
+        let (o, cb) = (t / cblocks, t % cblocks);
+        let c0 = cb * CUMSUM_COLS;
+        let w = CUMSUM_COLS.min(inner - c0);
+        let mut acc = [T::acc_zero(); CUMSUM_COLS];
+        let acc = &mut acc[..w];
+        for step in 0..len {
+            let p = if reverse { len - 1 - step } else { step };
+            let e0 = (o * len + p) * inner + c0;
+            let xs = &src[e0..e0 + w];
+            // SAFETY: e0 + w <= n <= y.len(); a task owns the columns c0..c0+w of line
+            // block o alone, so no two tasks write the same element, and nothing reads y.
+            let ys = unsafe { y.slice_mut(e0, e0 + w) };
+            if step == 0 {
+                for ((a, yv), &xv) in acc.iter_mut().zip(ys.iter_mut()).zip(xs) {
+                    *a = T::acc_load(xv);
+                    *yv = if exclusive { zero } else { T::acc_store(*a) };
+                }
+            } else if exclusive {
+                for ((a, yv), &xv) in acc.iter_mut().zip(ys.iter_mut()).zip(xs) {
+                    *yv = T::acc_store(*a);
+                    *a = T::acc_step(*a, xv);
+                }
+            } else {
+                for ((a, yv), &xv) in acc.iter_mut().zip(ys.iter_mut()).zip(xs) {
+                    *a = T::acc_step(*a, xv);
+                    *yv = T::acc_store(*a);
+                }
+            }
+        }
+    };
+    let tasks = outer * cblocks;
+    if n <= PAR_GRAIN {
+        (0..tasks).for_each(task);
+    } else {
+        let per = (PAR_GRAIN / (len * inner.min(CUMSUM_COLS)).max(1)).max(1);
+        (0..tasks).into_par_iter().with_min_len(per).for_each(task);
+    }
+    Ok(())
+}
+
 /// ONNX Pad. Args: out, x, value, layout, ndim, mode, n_out (abi::elements).
 fn pad<T: Element>(args: &BuiltinArgs<'_>) -> Result<()> {
     let ndim = args.usize(4)?;
@@ -201,11 +273,20 @@ pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
         pad::<i64>,
         pad::<i32>,
     ];
-    let mut v = Vec::with_capacity(18);
+    let cumsum: [BuiltinFn; 6] = [
+        cumsum::<f32>,
+        cumsum::<f64>,
+        cumsum::<f16>,
+        cumsum::<bf16>,
+        cumsum::<i64>,
+        cumsum::<i32>,
+    ];
+    let mut v = Vec::with_capacity(24);
     for (op, fns) in [
         ("gather_elements", gather),
         ("scatter_elements", scatter),
         ("pad", pad),
+        ("cumsum", cumsum),
     ] {
         for (d, f) in DType::ALL.into_iter().zip(fns) {
             v.push((kernel_name(op, d), f));

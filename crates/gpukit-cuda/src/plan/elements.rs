@@ -6,6 +6,9 @@
 //!   thread applies its column's updates in ascending `g` (the defined order, no
 //!   atomics).
 //!
+//! * `cumsum`: one grid-stride launch over the `outer * inner` lines; each thread runs
+//!   its line's chain in order (the contract's order: no parallel scan).
+//!
 //! Nothing to move (an empty output or no updates) is no launch.
 
 use super::{Call, Plan, grid_stride};
@@ -30,6 +33,15 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
         c.count(4)?;
         c.count(5)?;
         return Ok(grid_stride(c.entry(), c.count(6)?, c.all_args()));
+    }
+    if c.op == "cumsum" {
+        // y, x, outer, len, inner, exclusive, reverse.
+        c.count(5)?;
+        c.count(6)?;
+        if product(c, &[2, 3, 4])? == 0 {
+            return Ok(Plan::default());
+        }
+        return Ok(grid_stride(c.entry(), product(c, &[2, 4])?, c.all_args()));
     }
     // Both: [y|out], [idx|data], .., outer, axis_len, inner, nidx (, reduction).
     product(c, &[3, 4, 5])?;
@@ -63,6 +75,22 @@ mod tests {
             a.push(KernelArg::I64(1));
         }
         a
+    }
+
+    #[test]
+    fn cumsum_is_one_thread_per_line_and_nothing_when_empty() {
+        let b = |p: u64, t: DType| crate::plan::testing::buf(p << 24, t);
+        let a = |outer: i64, len: i64, inner: i64| {
+            let mut v = vec![b(1, DType::F32), b(2, DType::F32)];
+            v.extend([outer, len, inner, 0, 1].map(KernelArg::I64));
+            v
+        };
+        let p = plan("cumsum_f32", &a(3, 7, 5)).unwrap();
+        assert_eq!(p.steps.len(), 1);
+        assert_eq!(p.steps[0].entry, "cumsum_f32");
+        assert_eq!(p.steps[0].cfg.grid, Dim3::x(1));
+        assert!(plan("cumsum_f32", &a(3, 0, 5)).unwrap().steps.is_empty());
+        assert!(plan("cumsum_f32", &a(-1, 7, 5)).is_err());
     }
 
     #[test]
@@ -117,12 +145,14 @@ mod tests {
                 KernelArg::I64(1),
                 KernelArg::I64(600),
             ];
-            for op in ["gather_elements", "scatter_elements", "pad"] {
+            let mut cumsum_args = vec![b(1, d), b(2, d)];
+            cumsum_args.extend([2, 3, 4, 1, 0].map(KernelArg::I64));
+            for op in ["gather_elements", "scatter_elements", "pad", "cumsum"] {
                 let name = format!("{op}_{}", d.name());
-                let a = if op == "pad" {
-                    pad_args.clone()
-                } else {
-                    args(op, d, 2, 3, 4, 5)
+                let a = match op {
+                    "pad" => pad_args.clone(),
+                    "cumsum" => cumsum_args.clone(),
+                    _ => args(op, d, 2, 3, 4, 5),
                 };
                 for s in plan(&name, &a).unwrap().steps {
                     let e = entries.iter().find(|e| e.name == s.entry).unwrap();
