@@ -579,6 +579,17 @@ def main():
     case("cumsum_reverse_i32", "CumSum", [ints((3, 4), np.int32), np.array(-2, np.int64)],
          {"reverse": 1}, tol=EXACT)
     case("cumsum_i64", "CumSum", [ints((6,)), np.array(0, np.int32)], tol=EXACT)
+    # OneHot (indices, depth, values [off, on]; axis attribute, default -1). Negative
+    # indices count from the end; out-of-range ones give a row of `off`.
+    case("onehot_f32", "OneHot",
+         [np.array([[0, -1, 3], [2, -4, 9]], np.int64), np.array(4, np.int64),
+          np.array([-0.5, 7.25], np.float32)], tol=EXACT)
+    case("onehot_axis0_i32idx_i64", "OneHot",
+         [np.array([1, -2, 5], np.int32), np.array(3, np.int64),
+          np.array([0, 1], np.int64)], {"axis": 0}, tol=EXACT)
+    case("onehot_axis1_f64", "OneHot",
+         [ints((2, 3), lo=-4, hi=5), np.array(3.0, np.float32),
+          np.array([0.0, 1.0], np.float64)], {"axis": 1}, tol=EXACT)
 
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:
         f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"

@@ -1,5 +1,6 @@
 //! Indexing methods built on the index ops: `gather` along an axis (ONNX Gather),
-//! `embedding` (a row lookup), and `tile` (ONNX Tile, pure data movement).
+//! `embedding` (a row lookup), `tile` (ONNX Tile, pure data movement) and `one_hot`
+//! (ONNX OneHot, built on the comparison and select ops).
 
 use gpukit_core::{DType, Result};
 
@@ -129,5 +130,64 @@ impl Tensor {
             .broadcast_to(&big)?
             .contiguous()?
             .reshape(&as_i64(&out))
+    }
+
+    /// ONNX OneHot: `self` holds indices (any dtype; floats are truncated toward zero by
+    /// the contract's cast, NaN to 0); the result has a new axis of length `depth` at
+    /// `axis` (in `[-rank-1, rank]`, negative from the end; ONNX's default is `-1`) and
+    /// the dtype of `values`, a 2-element tensor `[off, on]`: element `[.., j, ..]` is `on`
+    /// where the index equals `j` or `j - depth` (a negative index counts from the end),
+    /// else `off`. An index outside `[-depth, depth)` gives a row of `off` (as ONNX and
+    /// onnxruntime). `on` / `off` are copied bit for bit.
+    ///
+    /// ```
+    /// use gpukit_tensor::Tensor;
+    /// let kit = gpukit::cpu()?;
+    /// let ids = Tensor::from_slice(&kit, &[2i64, -1, 7], &[3])?;
+    /// let v = Tensor::from_slice(&kit, &[0.0f32, 1.0], &[2])?;
+    /// let h = ids.one_hot(3, &v, -1)?;
+    /// assert_eq!(h.to_vec2::<f32>()?, [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]]);
+    /// # Ok::<(), gpukit_core::Error>(())
+    /// ```
+    ///
+    /// Errors: [`Error::Shape`](gpukit_core::Error::Shape) when `values` does not hold
+    /// exactly 2 elements; [`Error::InvalidArgument`](gpukit_core::Error::InvalidArgument)
+    /// when `axis` is out of range or `depth` exceeds 2^53;
+    /// [`Error::SizeOverflow`](gpukit_core::Error::SizeOverflow) when the result's size
+    /// overflows; [`Error::DeviceMismatch`](gpukit_core::Error::DeviceMismatch) when
+    /// `values` lives on another kit.
+    pub fn one_hot(&self, depth: usize, values: &Tensor, axis: i64) -> Result<Tensor> {
+        let op = "one_hot";
+        if values.numel() != 2 {
+            return Err(shape_err(
+                op,
+                format!("values must hold [off, on], got shape {:?}", values.dims()),
+            ));
+        }
+        if depth as u64 > 1 << 53 {
+            return Err(layout::invalid(op, format!("depth {depth} exceeds 2^53")));
+        }
+        let ax = layout::axis_in(op, axis, self.rank() + 1, &self.dims)?;
+        let mut out: Vec<usize> = self.dims.to_vec();
+        out.insert(ax, depth);
+        layout::numel(op, &out)?;
+        // Indices as i64, with the new axis inserted: [.., 1, ..].
+        let idx = match self.dtype() {
+            DType::I64 => self.clone(),
+            _ => self.to_dtype(DType::I64)?,
+        }
+        .unsqueeze(ax as i64)?;
+        // j and j - depth along the new axis: [1, .., depth, .., 1].
+        let mut along = vec![1i64; out.len()];
+        along[ax] = depth as i64;
+        let d = depth as f64;
+        let j = Tensor::arange(&self.kit, 0.0, d, 1.0, DType::I64)?.reshape(&along)?;
+        let back = Tensor::arange(&self.kit, -d, 0.0, 1.0, DType::I64)?.reshape(&along)?;
+        let hot = idx.eq(&j)?.or(&idx.eq(&back)?)?;
+        let v = values.reshape(&[2])?;
+        let (off, on) = (v.narrow(0, 0, 1)?, v.narrow(0, 1, 1)?);
+        let r = hot.where_(&on, &off)?;
+        debug_assert_eq!(r.dims(), &out[..]);
+        Ok(r)
     }
 }

@@ -381,6 +381,13 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
                 c.int("reverse", 0) != 0,
             )?]
         }
+        "OneHot" => {
+            let depth = host_f64(req(1));
+            if !(depth >= 0.0 && depth.fract() == 0.0) {
+                return Err(Fail::Unsupported(format!("depth {depth}")));
+            }
+            vec![req(0).one_hot(depth as usize, req(2), c.int("axis", -1))?]
+        }
         "GatherElements" => vec![req(0).gather_elements(c.int("axis", 0), req(1))?],
         "ScatterElements" => {
             let name = c.string("reduction", "none");
