@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 69] = [
+pub const OPS: [&str; 70] = [
     "softmax_rows",
     "sum",
     "dot",
