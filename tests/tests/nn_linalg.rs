@@ -424,3 +424,59 @@ fn matmul_broadcast_errors() {
 fn matmul_broadcast_len(detail: &str) -> bool {
     detail.contains("batch axis") && detail.contains("2 vs 3")
 }
+
+/// Shapes the small proptest dims never reach: chains longer than a k-block (several
+/// k-blocks accumulated into one chain), few rows (the CPU engine then reads full B
+/// panels in place and packs only a partial last one) and many columns (several column
+/// blocks, a partial last panel), for matmul, bmm with a broadcast B and gemm with
+/// bias and C; f32 and f64 (read in place) and f16 (always packed), every backend.
+#[test]
+fn long_chains_few_rows_many_columns() {
+    fn run<T: FloatElement>(m: usize, k: usize, n: usize) {
+        use gpukit::numeric::Real;
+        let cv = |v: f64| T::store(<T::Real as Real>::from_f64(v));
+        let a: Vec<T> = (0..2 * m * k)
+            .map(|i| cv(((i * 37 % 101) as f64 - 50.0) / 7.0))
+            .collect();
+        let b: Vec<T> = (0..k * n)
+            .map(|i| cv(((i * 53 % 97) as f64 - 48.0) / 9.0))
+            .collect();
+        let a1 = &a[..m * k];
+        let want = reference::matmul(a1, &b, m, k, n);
+        on_backends(&format!("matmul {m}x{k}x{n} {}", T::DTYPE), &want, |kit| {
+            let (ba, bb) = (kit.upload(a1)?, kit.upload(&b)?);
+            let out = kit.alloc(T::DTYPE, m * n)?;
+            ops::matmul(kit, &out, &ba, &bb, m, k, n)?;
+            out.download()
+        })
+        .unwrap();
+        let want = reference::bmm(&a, &b, 2, m, k, n, m * k, 0);
+        on_backends(&format!("bmm 2x{m}x{k}x{n} {}", T::DTYPE), &want, |kit| {
+            let (ba, bb) = (kit.upload(&a)?, kit.upload(&b)?);
+            let out = kit.alloc(T::DTYPE, 2 * m * n)?;
+            ops::bmm(kit, &out, &ba, &bb, 2, m, k, n, m * k, 0)?;
+            out.download()
+        })
+        .unwrap();
+        let c: Vec<T> = (0..n).map(|i| cv(i as f64 * 0.25 - 3.0)).collect();
+        let p = GemmParams {
+            alpha: 0.5,
+            beta: -2.0,
+            c_layout: GemmC::Row,
+            ..GemmParams::new(m, k, n)
+        };
+        let want = reference::gemm(a1, &b, Some(&c), None, &p);
+        on_backends(&format!("gemm {m}x{k}x{n} {}", T::DTYPE), &want, |kit| {
+            let (ba, bb, bc) = (kit.upload(a1)?, kit.upload(&b)?, kit.upload(&c)?);
+            let y = kit.alloc(T::DTYPE, m * n)?;
+            ops::gemm(kit, &y, &ba, &bb, Some(&bc), None, &p)?;
+            y.download()
+        })
+        .unwrap();
+    }
+    for (m, k, n) in [(40, 400, 301), (16, 1000, 97), (3, 333, 200)] {
+        run::<f32>(m, k, n);
+        run::<f64>(m, k, n);
+    }
+    run::<f16>(40, 400, 301);
+}

@@ -2,7 +2,7 @@
 //!
 //! A micro-kernel computes an `MR × NR` tile of partial sums from a packed A panel
 //! (`[MR][kc]`, row-major: packing A is a plain copy) and a packed B panel
-//! (`[kc][NR]`): for every `r < MR`, `j < NR`, `acc = fma(a[r][t], b[t][j], acc)` for `t = 0..kc` ascending, where `acc` starts as
+//! (`[kc][NR]`, or NR-wide runs of B's own rows at a stride `ldb`): for every `r < MR`, `j < NR`, `acc = fma(a[r][t], b[t][j], acc)` for `t = 0..kc` ascending, where `acc` starts as
 //! `+0.0` (the first k-block) or as the stored partial `c[r*ldc + j]` (later k-blocks).
 //! Each output lives in one vector lane of one accumulator, so the chain is exactly the
 //! contract's scalar chain, whatever the vector width.
@@ -11,8 +11,8 @@ use gpukit_core::numeric::Real;
 
 use crate::kernels::simd::SimdLevel;
 
-/// The micro-kernel signature: `(kc, a, b, c, ldc, load)`; see [`Kernel`].
-pub(crate) type MicroFn<R> = unsafe fn(usize, *const R, *const R, *mut R, usize, bool);
+/// The micro-kernel signature: `(kc, a, b, ldb, c, ldc, load)`; see [`Kernel`].
+pub(crate) type MicroFn<R> = unsafe fn(usize, *const R, *const R, usize, *mut R, usize, bool);
 
 /// A micro-kernel and its tile.
 #[derive(Clone, Copy)]
@@ -28,7 +28,8 @@ impl<R> Kernel<R> {
     /// Runs the kernel on one tile.
     ///
     /// # Safety
-    /// `a` holds `mr * kc` (`[mr][kc]`) and `b` `kc * nr` (`[kc][nr]`) readable values; `c` is valid for reads and
+    /// `a` holds `mr * kc` (`[mr][kc]`) readable values and `b` `kc` rows of `nr`
+    /// readable values at stride `ldb` (`ldb = nr`: a packed panel); `c` is valid for reads and
     /// writes of `mr` rows of `nr` values at stride `ldc`, and nothing else accesses
     /// them during the call. With `load` false the chains start from `+0.0` and `c` is
     /// only written.
@@ -38,13 +39,14 @@ impl<R> Kernel<R> {
         kc: usize,
         a: *const R,
         b: *const R,
+        ldb: usize,
         c: *mut R,
         ldc: usize,
         load: bool,
     ) {
         // SAFETY: the caller's contract is the kernel's; the kernel was picked for a
         // level the CPU supports (see `GemmReal::kernel`).
-        unsafe { (self.f)(kc, a, b, c, ldc, load) }
+        unsafe { (self.f)(kc, a, b, ldb, c, ldc, load) }
     }
 }
 
@@ -56,6 +58,7 @@ unsafe fn micro_scalar<R: Real, const MR: usize, const NR: usize>(
     kc: usize,
     a: *const R,
     b: *const R,
+    ldb: usize,
     c: *mut R,
     ldc: usize,
     load: bool,
@@ -71,7 +74,7 @@ unsafe fn micro_scalar<R: Real, const MR: usize, const NR: usize>(
             }
         }
         for t in 0..kc {
-            let bp = b.add(t * NR);
+            let bp = b.add(t * ldb);
             for (r, row) in acc.iter_mut().enumerate() {
                 let x = *a.add(r * kc + t);
                 for (j, v) in row.iter_mut().enumerate() {
@@ -103,14 +106,15 @@ mod x86 {
                 kc: usize,
                 a: *const $t,
                 b: *const $t,
+                ldb: usize,
                 c: *mut $t,
                 ldc: usize,
                 load: bool,
             ) {
                 const MR: usize = $mr;
                 const NV: usize = $nv;
-                const NR: usize = NV * $w;
-                // SAFETY: `a` holds MR*kc ([MR][kc]), `b` kc*NR values; `c` holds MR rows of NR
+                // SAFETY: `a` holds MR*kc ([MR][kc]), `b` kc rows of NR values at stride
+                // ldb; `c` holds MR rows of NR
                 // values at stride ldc (the contract); unaligned loads and stores.
                 unsafe {
                     let mut acc: [[$v; NV]; MR] = [[$zero(); NV]; MR];
@@ -135,7 +139,7 @@ mod x86 {
                             }
                         }
                         ap = ap.add(1);
-                        bp = bp.add(NR);
+                        bp = bp.add(ldb);
                     }
                     for r in 0..MR {
                         for v in 0..NV {

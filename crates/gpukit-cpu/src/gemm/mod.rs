@@ -72,6 +72,15 @@ pub(crate) trait PackB<R>: Sync {
         nr: usize,
         dst: &mut [R],
     );
+
+    /// B in place, when it is stored row-major in the compute type itself: the
+    /// address of `b(t0, c0)` of item `bi` and the row stride, valid for reading every
+    /// `b(t, c)` with `t0 <= t < k`, `c0 <= c < n`. Full panels are then read there by
+    /// the micro-kernel, without packing (a panel used by few row tiles costs more to
+    /// copy than to read twice). `None` (the default): always packed.
+    fn direct(&self, _bi: usize, _t0: usize, _c0: usize) -> Option<(*const R, usize)> {
+        None
+    }
 }
 
 /// Receives finished chains: `acc[r*ld + j]` is the complete sum of output
@@ -166,6 +175,11 @@ fn blocking(mr: usize, nr: usize, size: usize, m: usize, k: usize, n: usize) -> 
 
 /// Scratch needs above this are checked against the host's available memory first.
 const SCRATCH_CHECK_BYTES: usize = 64 << 20;
+
+/// A single row block of at most this many row tiles reads full B panels in place
+/// (when B allows it, [`PackB::direct`]) instead of packing them: each panel then serves
+/// few tiles, and copying it costs more than the strided reads.
+const DIRECT_B_MAX_TILES: usize = 16;
 
 /// Products with fewer multiply-adds than this run on the calling thread.
 const SERIAL_FMAS: usize = 1 << 18;
@@ -359,29 +373,55 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
                 let kcb = kc.min(k - t0);
                 self.a
                     .pack_a(bi, ic, mcb, t0, kcb, mr, &mut ap[..mp * mr * kcb]);
+                // Few row tiles and B in place: full panels are read where they are,
+                // only a partial last panel is packed.
+                let direct = if bp.is_none() && mp <= DIRECT_B_MAX_TILES {
+                    self.b.direct(bi, t0, c0)
+                } else {
+                    None
+                };
+                let full = if direct.is_some() { cols / nr } else { 0 };
                 let bblock: &[R] = if let Some(bp) = bp {
                     &bp[t0 * ldc..(t0 + kcb) * ldc]
                 } else if let Some(bk) = bk.as_mut() {
-                    // The layout of k-block t0 of `pack_b_all`.
-                    self.b
-                        .pack_b(bi, t0, kcb, c0, cols, nr, &mut bk[..kcb * ldc]);
+                    // The layout of k-block t0 of `pack_b_all` (from panel `full` on).
+                    let skip = full * nr;
+                    if skip < cols {
+                        self.b.pack_b(
+                            bi,
+                            t0,
+                            kcb,
+                            c0 + skip,
+                            cols - skip,
+                            nr,
+                            &mut bk[skip * kcb..kcb * ldc],
+                        );
+                    }
                     &bk[..kcb * ldc]
                 } else {
                     return;
                 };
                 for jr in 0..np {
-                    let bpanel = &bblock[jr * kcb * nr..(jr + 1) * kcb * nr];
+                    let (bptr, ldb) = match direct {
+                        // SAFETY: `direct` is valid for b(t, c), t0 <= t < k,
+                        // c0 <= c < n; panel jr < full covers columns
+                        // c0 + jr*nr .. c0 + (jr+1)*nr <= c0 + cols <= n.
+                        Some((p, ld)) if jr < full => (unsafe { p.add(jr * nr) }, ld),
+                        _ => (bblock[jr * kcb * nr..(jr + 1) * kcb * nr].as_ptr(), nr),
+                    };
                     for ir in 0..mp {
                         let apanel = &ap[ir * mr * kcb..(ir + 1) * mr * kcb];
                         let tile = &mut cbuf[(jr * mp + ir) * mr * nr..][..mr * nr];
-                        // SAFETY: the A panel holds kcb*mr and the B panel kcb*nr values
-                        // and the tile mr*nr (all sliced just above, so in bounds); the
-                        // tile is borrowed exclusively for the call.
+                        // SAFETY: the A panel holds kcb*mr values and the tile mr*nr (both
+                        // sliced just above, so in bounds); B holds kcb rows of nr values
+                        // at stride ldb (a packed panel sliced above, or B in place: rows
+                        // t0..t0+kcb <= k); the tile is borrowed exclusively for the call.
                         unsafe {
                             self.kern.run(
                                 kcb,
                                 apanel.as_ptr(),
-                                bpanel.as_ptr(),
+                                bptr,
+                                ldb,
                                 tile.as_mut_ptr(),
                                 nr,
                                 t0 > 0,

@@ -72,6 +72,19 @@ impl<T: FloatElement + Sync> PackB<T::Real> for RowMajor<'_, T> {
             }
         }
     }
+
+    #[inline(always)]
+    fn direct(&self, bi: usize, t0: usize, c0: usize) -> Option<(*const T::Real, usize)> {
+        // Only when the storage type is the compute type (f32, f64): then `T` and
+        // `T::Real` are one type and the elements are read as they are.
+        if std::any::TypeId::of::<T>() != std::any::TypeId::of::<T::Real>() {
+            return None;
+        }
+        let at = bi * self.bstride + t0 * self.ld + c0;
+        // The caller reads only elements of the matrix (rows t0.. < k, columns c0.. < n),
+        // all inside `data` (its length was checked against every item's extent).
+        (at < self.data.len()).then(|| (self.data[at..].as_ptr().cast::<T::Real>(), self.ld))
+    }
 }
 
 /// A stored transposed, `[k, m]` per batch item: `a(r, t)` of item `bi` is
