@@ -590,6 +590,21 @@ def main():
     case("onehot_axis1_f64", "OneHot",
          [ints((2, 3), lo=-4, hi=5), np.array(3.0, np.float32),
           np.array([0.0, 1.0], np.float64)], {"axis": 1}, tol=EXACT)
+    # AveragePool: both count modes, pads, strides, dilations, ceil_mode, auto_pad, 1-D
+    # and 2-D. No NaN in the inputs (the reference skips NaN when count_include_pad=0;
+    # gpukit, onnxruntime and PyTorch propagate it).
+    case("averagepool2d_pads_f32", "AveragePool", [floats((1, 2, 5, 5))],
+         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]}, tol=TOL_F32)
+    case("averagepool2d_include_pad_ceil_f32", "AveragePool", [floats((1, 2, 5, 6))],
+         {"kernel_shape": [2, 2], "pads": [1, 0, 0, 1], "strides": [2, 2], "ceil_mode": 1,
+          "count_include_pad": 1}, tol=TOL_F32)
+    case("averagepool2d_dilated_f32", "AveragePool", [floats((2, 1, 6, 7))],
+         {"kernel_shape": [2, 2], "dilations": [2, 1], "pads": [0, 1, 1, 0]}, tol=TOL_F32)
+    case("averagepool1d_same_upper_f64", "AveragePool", [floats((2, 3, 7), np.float64)],
+         {"kernel_shape": [3], "auto_pad": "SAME_UPPER", "strides": [2]}, tol=TOL_F64)
+    case("averagepool2d_include_pad_f16", "AveragePool", [floats((1, 1, 4, 4), np.float16)],
+         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1},
+         tol=TOL_F16)
 
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:
         f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"

@@ -28,6 +28,7 @@ mod mask;
 mod math;
 mod nn;
 mod norm;
+mod pool;
 mod reduce;
 mod resize;
 mod scatter;

@@ -185,6 +185,67 @@ fn unlift(t: Tensor, one_d: bool) -> Result<Tensor> {
     if one_d { t.squeeze(2) } else { Ok(t) }
 }
 
+/// The 2-D window geometry of a pooling op on an NCW / NCHW tensor of `dims`: the
+/// `max_pool2d` parameters (pads include `ceil_mode`'s extension at the end), whether it
+/// was 1-D, and the pads `o` asks for before that extension (`[begins.., ends..]`).
+pub(crate) fn pool_geometry(
+    op: &str,
+    dims: &[usize],
+    o: &PoolOptions,
+) -> Result<(MaxPool2dParams, bool, Vec<usize>)> {
+    let ([n, c, h, wd], one_d) = nchw(op, dims)?;
+    let r = if one_d { 1 } else { 2 };
+    let kernel = per_axis(op, "kernel", &o.kernel, r, 0)?;
+    if o.kernel.is_empty() || kernel.contains(&0) {
+        return Err(invalid(
+            op,
+            format!(
+                "kernel {:?} must give a size >= 1 per spatial axis",
+                o.kernel
+            ),
+        ));
+    }
+    let strides = per_axis(op, "strides", &o.strides, r, 1)?;
+    let dilations = per_axis(op, "dilations", &o.dilations, r, 1)?;
+    let input = &dims[2..];
+    let mut pads = resolve_pads(op, &o.padding, input, &kernel, &strides, &dilations)?;
+    let asked = pads.clone();
+    if o.ceil_mode {
+        for i in 0..r {
+            if strides[i] == 0 || dilations[i] == 0 {
+                break; // the op reports it
+            }
+            let span = (kernel[i] - 1)
+                .saturating_mul(dilations[i])
+                .saturating_add(1);
+            let padded = input[i].saturating_add(pads[i]).saturating_add(pads[r + i]);
+            if padded < span {
+                break; // the op reports the too-small input
+            }
+            let mut out = (padded - span).div_ceil(strides[i]) + 1;
+            // A window must start inside the input or the begin padding.
+            if (out - 1).saturating_mul(strides[i]) >= input[i].saturating_add(pads[i]) {
+                out -= 1;
+            }
+            let reach = (out - 1).saturating_mul(strides[i]).saturating_add(span);
+            pads[r + i] += reach.saturating_sub(padded);
+        }
+    }
+    let k2 = lift(one_d, &kernel, 1);
+    let p = MaxPool2dParams {
+        n,
+        c,
+        h,
+        w: wd,
+        kh: k2[0],
+        kw: k2[1],
+        pads: lift_pads(one_d, &pads),
+        strides: lift(one_d, &strides, 1),
+        dilations: lift(one_d, &dilations, 1),
+    };
+    Ok((p, one_d, asked))
+}
+
 impl Tensor {
     /// The optional `[c_out]` bias of a convolution, checked (dtype, shape) and made
     /// contiguous.
@@ -413,56 +474,7 @@ impl Tensor {
     /// list of the wrong length, zero sizes, or a window lying wholly in padding;
     /// [`gpukit_core::Error::DType`].
     pub fn max_pool(&self, o: &PoolOptions) -> Result<Tensor> {
-        let op = "max_pool";
-        let ([n, c, h, wd], one_d) = nchw(op, &self.dims)?;
-        let r = if one_d { 1 } else { 2 };
-        let kernel = per_axis(op, "kernel", &o.kernel, r, 0)?;
-        if o.kernel.is_empty() || kernel.contains(&0) {
-            return Err(invalid(
-                op,
-                format!(
-                    "kernel {:?} must give a size >= 1 per spatial axis",
-                    o.kernel
-                ),
-            ));
-        }
-        let strides = per_axis(op, "strides", &o.strides, r, 1)?;
-        let dilations = per_axis(op, "dilations", &o.dilations, r, 1)?;
-        let input = &self.dims[2..];
-        let mut pads = resolve_pads(op, &o.padding, input, &kernel, &strides, &dilations)?;
-        if o.ceil_mode {
-            for i in 0..r {
-                if strides[i] == 0 || dilations[i] == 0 {
-                    break; // the op reports it
-                }
-                let span = (kernel[i] - 1)
-                    .saturating_mul(dilations[i])
-                    .saturating_add(1);
-                let padded = input[i].saturating_add(pads[i]).saturating_add(pads[r + i]);
-                if padded < span {
-                    break; // the op reports the too-small input
-                }
-                let mut out = (padded - span).div_ceil(strides[i]) + 1;
-                // A window must start inside the input or the begin padding.
-                if (out - 1).saturating_mul(strides[i]) >= input[i].saturating_add(pads[i]) {
-                    out -= 1;
-                }
-                let reach = (out - 1).saturating_mul(strides[i]).saturating_add(span);
-                pads[r + i] += reach.saturating_sub(padded);
-            }
-        }
-        let k2 = lift(one_d, &kernel, 1);
-        let p = MaxPool2dParams {
-            n,
-            c,
-            h,
-            w: wd,
-            kh: k2[0],
-            kw: k2[1],
-            pads: lift_pads(one_d, &pads),
-            strides: lift(one_d, &strides, 1),
-            dilations: lift(one_d, &dilations, 1),
-        };
+        let (p, one_d, _) = pool_geometry("max_pool", &self.dims, o)?;
         let shape = gpukit_ops::max_pool2d_out_shape(&p)?;
         let x = self.contiguous()?;
         let y = self.alloc_like(&shape, self.dtype())?;

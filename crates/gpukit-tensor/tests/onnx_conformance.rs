@@ -527,6 +527,16 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
             };
             vec![req(0).max_pool(&o)?]
         }
+        "AveragePool" => {
+            let o = PoolOptions {
+                kernel: usizes(c.ints("kernel_shape")),
+                strides: usizes(c.ints("strides")),
+                dilations: usizes(c.ints("dilations")),
+                padding: padding(c)?,
+                ceil_mode: c.int("ceil_mode", 0) != 0,
+            };
+            vec![req(0).avg_pool(&o, c.int("count_include_pad", 0) != 0)?]
+        }
         "GlobalAveragePool" => vec![req(0).global_avg_pool()?],
         "GlobalMaxPool" => vec![req(0).global_max_pool()?],
         "BatchNormalization" => {

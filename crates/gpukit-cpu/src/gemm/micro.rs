@@ -34,6 +34,7 @@ impl<R> Kernel<R> {
     /// them during the call. With `load` false the chains start from `+0.0` and `c` is
     /// only written.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn run(
         &self,
         kc: usize,
