@@ -5,28 +5,14 @@
 
 mod common;
 
-use common::{kits, same_f32};
+use common::{coords_of, kits, offset, same_f32};
 use gpukit::{DType, Error, Tensor};
-
-/// Row-major coordinates of element `e` of `dims`.
-fn coords(mut e: usize, dims: &[usize]) -> Vec<usize> {
-    let mut c = vec![0; dims.len()];
-    for d in (0..dims.len()).rev() {
-        c[d] = e % dims[d];
-        e /= dims[d];
-    }
-    c
-}
-
-fn offset(c: &[usize], dims: &[usize]) -> usize {
-    c.iter().zip(dims).fold(0, |acc, (&x, &d)| acc * d + x)
-}
 
 /// numpy's cumsum along `ax` (then ONNX's exclusive shift and reverse), in f32.
 fn host(x: &[f32], dims: &[usize], ax: usize, exclusive: bool, reverse: bool) -> Vec<f32> {
     let mut y = vec![0.0f32; x.len()];
     for (e, out) in y.iter_mut().enumerate() {
-        let c = coords(e, dims);
+        let c = coords_of(e, dims);
         let len = dims[ax];
         // The positions folded in, in order: from the line's start (or end) up to this
         // one, without it when exclusive.

@@ -6,29 +6,15 @@
 
 mod common;
 
-use common::kits;
+use common::{coords_of, kits, offset};
 use gpukit::half::{bf16, f16};
 use gpukit::{DType, Error, Tensor};
 use gpukit_tensor::ScatterReduction;
 
-/// Row-major coordinates of element `e` of `dims`.
-fn coords(mut e: usize, dims: &[usize]) -> Vec<usize> {
-    let mut c = vec![0; dims.len()];
-    for d in (0..dims.len()).rev() {
-        c[d] = e % dims[d];
-        e /= dims[d];
-    }
-    c
-}
-
-fn offset(c: &[usize], dims: &[usize]) -> usize {
-    c.iter().zip(dims).fold(0, |acc, (&x, &d)| acc * d + x)
-}
-
 fn host_gather(x: &[f32], xd: &[usize], idx: &[i64], id: &[usize], ax: usize) -> Vec<f32> {
     (0..idx.len())
         .map(|e| {
-            let mut c = coords(e, id);
+            let mut c = coords_of(e, id);
             let v = idx[e];
             c[ax] = if v < 0 {
                 (v + xd[ax] as i64) as usize
@@ -165,7 +151,7 @@ fn host_scatter(
 ) -> Vec<f32> {
     let mut y = x.to_vec();
     for e in 0..idx.len() {
-        let mut c = coords(e, id);
+        let mut c = coords_of(e, id);
         let v = idx[e];
         c[ax] = if v < 0 {
             (v + xd[ax] as i64) as usize

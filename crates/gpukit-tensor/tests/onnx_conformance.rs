@@ -517,25 +517,10 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
             };
             vec![req(0).conv_transpose(req(1), x.get(2).and_then(|v| v.as_ref()), &o)?]
         }
-        "MaxPool" => {
-            let o = PoolOptions {
-                kernel: usizes(c.ints("kernel_shape")),
-                strides: usizes(c.ints("strides")),
-                dilations: usizes(c.ints("dilations")),
-                padding: padding(c)?,
-                ceil_mode: c.int("ceil_mode", 0) != 0,
-            };
-            vec![req(0).max_pool(&o)?]
-        }
+        "MaxPool" => vec![req(0).max_pool(&pool_options(c)?)?],
         "AveragePool" => {
-            let o = PoolOptions {
-                kernel: usizes(c.ints("kernel_shape")),
-                strides: usizes(c.ints("strides")),
-                dilations: usizes(c.ints("dilations")),
-                padding: padding(c)?,
-                ceil_mode: c.int("ceil_mode", 0) != 0,
-            };
-            vec![req(0).avg_pool(&o, c.int("count_include_pad", 0) != 0)?]
+            let include = c.int("count_include_pad", 0) != 0;
+            vec![req(0).avg_pool(&pool_options(c)?, include)?]
         }
         "GlobalAveragePool" => vec![req(0).global_avg_pool()?],
         "GlobalMaxPool" => vec![req(0).global_max_pool()?],
@@ -544,6 +529,17 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
         }
         "Resize" => vec![resize(c, x)?],
         other => return Err(Fail::Unsupported(format!("op {other} is not mapped"))),
+    })
+}
+
+/// The window attributes of MaxPool and AveragePool.
+fn pool_options(c: &Case) -> std::result::Result<PoolOptions, Fail> {
+    Ok(PoolOptions {
+        kernel: usizes(c.ints("kernel_shape")),
+        strides: usizes(c.ints("strides")),
+        dilations: usizes(c.ints("dilations")),
+        padding: padding(c)?,
+        ceil_mode: c.int("ceil_mode", 0) != 0,
     })
 }
 

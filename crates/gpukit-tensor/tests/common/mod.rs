@@ -103,3 +103,18 @@ pub(crate) fn err_text(r: Result<Tensor>) -> String {
         }
     }
 }
+
+/// Row-major coordinates of element `e` of `dims`.
+pub(crate) fn coords_of(mut e: usize, dims: &[usize]) -> Vec<usize> {
+    let mut c = vec![0; dims.len()];
+    for d in (0..dims.len()).rev() {
+        c[d] = e % dims[d];
+        e /= dims[d];
+    }
+    c
+}
+
+/// The row-major offset of coordinates `c` in `dims`.
+pub(crate) fn offset(c: &[usize], dims: &[usize]) -> usize {
+    c.iter().zip(dims).fold(0, |acc, (&x, &d)| acc * d + x)
+}
