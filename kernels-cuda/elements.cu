@@ -213,34 +213,13 @@ GK_FOR_pad(EL_PAD)
 // inner >= 32.
 // ---------------------------------------------------------------------------------
 
-// The running sum's accumulator: the compute type for floats (f16 / bf16 in f32, one
-// rounding per step in it, stored per output), wrapping integers.
-template <class T> struct ElSum {
-    typedef typename GkElem<T>::Real A;
-    static __device__ __forceinline__ A load(T x) { return gk_load(x); }
-    static __device__ __forceinline__ A add(A a, T x) { return a + gk_load(x); }
-    static __device__ __forceinline__ T store(A a) { return gk_store<T>(a); }
-};
-template <> struct ElSum<i64> {
-    typedef i64 A;
-    static __device__ __forceinline__ i64 load(i64 x) { return x; }
-    static __device__ __forceinline__ i64 add(i64 a, i64 x) { return gk_wadd(a, x); }
-    static __device__ __forceinline__ i64 store(i64 a) { return a; }
-};
-template <> struct ElSum<int> {
-    typedef int A;
-    static __device__ __forceinline__ int load(int x) { return x; }
-    static __device__ __forceinline__ int add(int a, int x) { return gk_wadd(a, x); }
-    static __device__ __forceinline__ int store(int a) { return a; }
-};
-
 // The exclusive flag is a template parameter (the entry switches once, outside the
 // loops), and the line's digits advance with carries instead of a 64-bit division per
 // line (ptxas spilled around the division's call otherwise).
 template <class T, bool EXCL>
 __device__ __forceinline__ void el_cumsum(T* __restrict__ y, const T* __restrict__ x, i64 outer,
                                           i64 len, i64 inner, i64 reverse) {
-    typedef ElSum<T> S;
+    typedef GkSum<T> S;  // gpukit.cuh: load / add / store of a sum
     const i64 lines = len > 0 ? outer * inner : 0;
     i64 l = gk_tid();
     if (l >= lines) return;
@@ -260,9 +239,9 @@ __device__ __forceinline__ void el_cumsum(T* __restrict__ y, const T* __restrict
             const T v = x[e];
             if (EXCL) {
                 y[e] = S::store(acc);
-                acc = S::add(acc, v);
+                acc = S::add(acc, S::load(v));
             } else {
-                acc = S::add(acc, v);
+                acc = S::add(acc, S::load(v));
                 y[e] = S::store(acc);
             }
         }

@@ -143,6 +143,28 @@ template <> struct GkBits<gk_bf16> { typedef unsigned short B; };
 template <> struct GkBits<i64> { typedef unsigned long long B; };
 template <> struct GkBits<int> { typedef unsigned int B; };
 
+// A sum's compute type and operations per storage type (reduce.cu's folds, elements.cu's
+// cumsum): floats load / + / store in GkElem's Real; integers are their own compute type
+// and wrap (gpukit_core::numeric::Arith's acc_* rules).
+template <class T> struct GkSum {
+    typedef typename GkElem<T>::Real A;
+    static __device__ __forceinline__ A load(T x) { return gk_load(x); }
+    static __device__ __forceinline__ A add(A a, A b) { return a + b; }
+    static __device__ __forceinline__ T store(A a) { return gk_store<T>(a); }
+};
+template <> struct GkSum<i64> {
+    typedef i64 A;
+    static __device__ __forceinline__ i64 load(i64 x) { return x; }
+    static __device__ __forceinline__ i64 add(i64 a, i64 b) { return gk_wadd(a, b); }
+    static __device__ __forceinline__ i64 store(i64 a) { return a; }
+};
+template <> struct GkSum<int> {
+    typedef int A;
+    static __device__ __forceinline__ int load(int x) { return x; }
+    static __device__ __forceinline__ int add(int a, int b) { return gk_wadd(a, b); }
+    static __device__ __forceinline__ int store(int a) { return a; }
+};
+
 // A linear index e = (a * nb + b) * nc + c as its digits, advanced by a fixed step
 // (whose digits are sa, sb, sc) with carries. Digits b < nb and c < nc on entry, so one
 // subtraction per digit suffices; a is unbounded (the caller stops at the end). Grid-

@@ -51,27 +51,6 @@
 // Compute types and element helpers.
 // ---------------------------------------------------------------------------------
 
-// The sum's compute type and operations per storage type: floats load/+/store in
-// GkElem's Real; integers are their own compute type and wrap.
-template <class T> struct RedSum {
-    typedef typename GkElem<T>::Real A;
-    static __device__ __forceinline__ A load(T x) { return gk_load(x); }
-    static __device__ __forceinline__ A add(A a, A b) { return a + b; }
-    static __device__ __forceinline__ T store(A a) { return gk_store<T>(a); }
-};
-template <> struct RedSum<i64> {
-    typedef i64 A;
-    static __device__ __forceinline__ i64 load(i64 x) { return x; }
-    static __device__ __forceinline__ i64 add(i64 a, i64 b) { return gk_wadd(a, b); }
-    static __device__ __forceinline__ i64 store(i64 a) { return a; }
-};
-template <> struct RedSum<int> {
-    typedef int A;
-    static __device__ __forceinline__ int load(int x) { return x; }
-    static __device__ __forceinline__ int add(int a, int b) { return gk_wadd(a, b); }
-    static __device__ __forceinline__ int store(int a) { return a; }
-};
-
 // Correctly rounded square root, whatever the compile flags.
 __device__ __forceinline__ float red_sqrt(float x) { return __fsqrt_rn(x); }
 __device__ __forceinline__ double red_sqrt(double x) { return __dsqrt_rn(x); }
@@ -159,8 +138,8 @@ template <class A>
 __device__ __forceinline__ A red_combine_partials(const A* part, i64 nc) {
     return red_fold<RED_BATCH>(
         nc, A(0), [=](i64 j) { return part[j]; },
-        [](A acc, A p) { return RedSum<A>::add(acc, p); },
-        [](A x, A y) { return RedSum<A>::add(x, y); });
+        [](A acc, A p) { return GkSum<A>::add(acc, p); },
+        [](A x, A y) { return GkSum<A>::add(x, y); });
 }
 
 // ---------------------------------------------------------------------------------
@@ -168,42 +147,42 @@ __device__ __forceinline__ A red_combine_partials(const A* part, i64 nc) {
 // ---------------------------------------------------------------------------------
 
 template <class T>
-__device__ __forceinline__ typename RedSum<T>::A red_sum_chunk(const T* a, i64 s, i64 e) {
-    typedef typename RedSum<T>::A A;
+__device__ __forceinline__ typename GkSum<T>::A red_sum_chunk(const T* a, i64 s, i64 e) {
+    typedef typename GkSum<T>::A A;
     return red_chunk<RED_BATCH>(
-        s, e, A(0), [=](i64 i) { return RedSum<T>::load(a[i]); },
-        [](A acc, A v) { return RedSum<T>::add(acc, v); },
-        [](A x, A y) { return RedSum<T>::add(x, y); });
+        s, e, A(0), [=](i64 i) { return GkSum<T>::load(a[i]); },
+        [](A acc, A v) { return GkSum<T>::add(acc, v); },
+        [](A x, A y) { return GkSum<T>::add(x, y); });
 }
 
 // out[0] = the whole shape over a[0..n], by the first warp of the grid.
 template <class T> __device__ __forceinline__ void red_sum(T* out, const T* a, i64 n) {
-    typedef typename RedSum<T>::A A;
+    typedef typename GkSum<T>::A A;
     if (gk_tid() >= 32) return;
     A s = red_fold<RED_BATCH>(
-        n, A(0), [=](i64 i) { return RedSum<T>::load(a[i]); },
-        [](A acc, A v) { return RedSum<T>::add(acc, v); },
-        [](A x, A y) { return RedSum<T>::add(x, y); });
-    if (gk_lane() == 0) out[0] = RedSum<T>::store(s);
+        n, A(0), [=](i64 i) { return GkSum<T>::load(a[i]); },
+        [](A acc, A v) { return GkSum<T>::add(acc, v); },
+        [](A x, A y) { return GkSum<T>::add(x, y); });
+    if (gk_lane() == 0) out[0] = GkSum<T>::store(s);
 }
 
 // part[c] = chunk c's sum, c < ceil(n / CHUNK); a warp per chunk, grid-stride.
 template <class T>
-__device__ __forceinline__ void red_sum_chunks(typename RedSum<T>::A* part, const T* a, i64 n) {
+__device__ __forceinline__ void red_sum_chunks(typename GkSum<T>::A* part, const T* a, i64 n) {
     const i64 nc = red_nchunks(n);
     for (i64 c = red_warp(); c < nc; c += red_nwarps()) {
-        typename RedSum<T>::A p = red_sum_chunk(a, c * GK_CHUNK, red_chunk_end(c, n));
+        typename GkSum<T>::A p = red_sum_chunk(a, c * GK_CHUNK, red_chunk_end(c, n));
         if (gk_lane() == 0) part[c] = p;
     }
 }
 
 // out[0] = store(combine_partials(part[0..nc])), by the first warp of the grid.
 template <class T>
-__device__ __forceinline__ void red_sum_partials(T* out, const typename RedSum<T>::A* part,
+__device__ __forceinline__ void red_sum_partials(T* out, const typename GkSum<T>::A* part,
                                                  i64 nc) {
     if (gk_tid() >= 32) return;
-    typename RedSum<T>::A s = red_combine_partials(part, nc);
-    if (gk_lane() == 0) out[0] = RedSum<T>::store(s);
+    typename GkSum<T>::A s = red_combine_partials(part, nc);
+    if (gk_lane() == 0) out[0] = GkSum<T>::store(s);
 }
 
 // ---------------------------------------------------------------------------------
@@ -617,14 +596,14 @@ GK_FOR_sum(RED_SUM)
 
 #define RED_SUM_CHUNKS(op, sfx, T)                                                             \
     extern "C" __global__ void __launch_bounds__(RED_BLOCK, 1)                                    \
-        op##_##sfx(RedSum<T>::A* __restrict__ part, const T* __restrict__ a, i64 n) {          \
+        op##_##sfx(GkSum<T>::A* __restrict__ part, const T* __restrict__ a, i64 n) {          \
         red_sum_chunks<T>(part, a, n);                                                         \
     }
 GK_FOR_sum_chunks(RED_SUM_CHUNKS)
 
 #define RED_SUM_PARTIALS(op, sfx, T)                                                           \
     extern "C" __global__ void __launch_bounds__(32, 1)                                           \
-        op##_##sfx(T* __restrict__ out, const RedSum<T>::A* __restrict__ part, i64 nc) {       \
+        op##_##sfx(T* __restrict__ out, const GkSum<T>::A* __restrict__ part, i64 nc) {       \
         red_sum_partials<T>(out, part, nc);                                                    \
     }
 GK_FOR_sum_partials(RED_SUM_PARTIALS)
