@@ -1,7 +1,7 @@
 // elementwise.cu: the arithmetic core's elementwise kernels.
 //
-//   {add,sub,mul,div}_{dtype}       out[i] = op(a[i], b[i]), i < n
-//   {add,sub,mul,div}_bc_{dtype}    N-D stride broadcast (see gpukit_core::abi)
+//   {add,sub,mul,div,pow}_{dtype}       out[i] = op(a[i], b[i]), i < n
+//   {add,sub,mul,div,pow}_bc_{dtype}    N-D stride broadcast (see gpukit_core::abi)
 //   {relu,sigmoid,exp,tanh,sqrt,log,abs,neg,rsqrt,silu,softplus,sin,cos}_{dtype}
 //                                   out[i] = store(f(load(a[i]))), i < n
 //                                   (float dtypes; out may be exactly a)
@@ -10,6 +10,7 @@
 // Unary maps: gpukit_core::numeric::UnaryOp::float, i.e. load, one function of
 // gpukit_math.cuh (or relu, IEEE sqrt, the sign-bit maps abs/neg, or 1/sqrt) in the
 // compute type, store.
+// pow: gk_pow of gpukit_math.cuh for floats, gk_int_pow for integers.
 // Integers: wrapping, total division (gk_int_div). Grid-stride loops over 64-bit
 // indices: any grid covers any n; consecutive threads touch consecutive elements
 // (coalesced).
@@ -25,6 +26,25 @@ template <> struct GkAdd<i64> { static __device__ __forceinline__ i64 f(i64 a, i
 template <> struct GkSub<i64> { static __device__ __forceinline__ i64 f(i64 a, i64 b) { return gk_wsub(a, b); } };
 template <> struct GkMul<i64> { static __device__ __forceinline__ i64 f(i64 a, i64 b) { return gk_wmul(a, b); } };
 template <> struct GkDiv<i64> { static __device__ __forceinline__ i64 f(i64 a, i64 b) { return gk_int_div(a, b); } };
+// numeric::int_pow: square and multiply, wrapping; a negative exponent gives the
+// truncated 1 / a^|b| (1 for a = 1, +-1 for a = -1, else 0).
+template <class I> __device__ __forceinline__ I gk_int_pow(I a, I b) {
+    if (b < 0) {
+        if (a == 1) return 1;
+        if (a == -1) return (b & 1) == 0 ? 1 : -1;
+        return 0;
+    }
+    I acc = 1, base = a, e = b;
+    while (e > 0) {
+        if ((e & 1) == 1) acc = gk_wmul(acc, base);
+        base = gk_wmul(base, base);
+        e >>= 1;
+    }
+    return acc;
+}
+template <class R> struct GkPow { static __device__ __forceinline__ R f(R a, R b) { return gk_pow(a, b); } };
+template <> struct GkPow<i64> { static __device__ __forceinline__ i64 f(i64 a, i64 b) { return gk_int_pow(a, b); } };
+template <> struct GkPow<int> { static __device__ __forceinline__ int f(int a, int b) { return gk_int_pow(a, b); } };
 template <> struct GkAdd<int> { static __device__ __forceinline__ int f(int a, int b) { return gk_wadd(a, b); } };
 template <> struct GkSub<int> { static __device__ __forceinline__ int f(int a, int b) { return gk_wsub(a, b); } };
 template <> struct GkMul<int> { static __device__ __forceinline__ int f(int a, int b) { return gk_wmul(a, b); } };
@@ -55,11 +75,14 @@ __device__ __forceinline__ void gk_binary(T* out, const T* a, const T* b, i64 n)
 }
 
 // out is contiguous over dims[0..ndim] (last dimension fastest); a and b are read at
-// sum(coord[d] * stride[d]) (strides in elements, 0 = broadcast).
+// sum(coord[d] * stride[d]) (strides in elements, 0 = broadcast). Outputs under 2^31
+// elements (every dimension then fits too) split the index with 32-bit divisions, a
+// fraction of the cost of 64-bit ones; larger ones take the 64-bit path, kept out of line
+// so its register needs do not weigh on the common one. The offsets are the same.
 template <class T, template <class> class Op>
-__device__ __forceinline__ void gk_binary_bc(T* out, const T* a, const T* b, const i64* dims,
-                                             const i64* astr, const i64* bstr, i64 ndim,
-                                             i64 n_out) {
+__device__ __noinline__ void gk_binary_bc_wide(T* out, const T* a, const T* b, const i64* dims,
+                                               const i64* astr, const i64* bstr, i64 ndim,
+                                               i64 n_out) {
     for (i64 i = gk_tid(); i < n_out; i += gk_nthreads()) {
         i64 rem = i, ao = 0, bo = 0;
         for (i64 d = ndim - 1; d >= 0; --d) {
@@ -68,6 +91,28 @@ __device__ __forceinline__ void gk_binary_bc(T* out, const T* a, const T* b, con
             rem /= len;
             ao += c * astr[d];
             bo += c * bstr[d];
+        }
+        out[i] = GkIntOrFloat<T>::template apply<Op>(a[ao], b[bo]);
+    }
+}
+
+template <class T, template <class> class Op>
+__device__ __forceinline__ void gk_binary_bc(T* out, const T* a, const T* b, const i64* dims,
+                                             const i64* astr, const i64* bstr, i64 ndim,
+                                             i64 n_out) {
+    if (n_out > 0x7fffffff) {
+        gk_binary_bc_wide<T, Op>(out, a, b, dims, astr, bstr, ndim, n_out);
+        return;
+    }
+    for (i64 i = gk_tid(); i < n_out; i += gk_nthreads()) {
+        unsigned rem = (unsigned)i;
+        i64 ao = 0, bo = 0;
+        for (i64 d = ndim - 1; d >= 0; --d) {
+            const unsigned len = (unsigned)dims[d];
+            const unsigned c = rem % len;
+            rem /= len;
+            ao += (i64)c * astr[d];
+            bo += (i64)c * bstr[d];
         }
         out[i] = GkIntOrFloat<T>::template apply<Op>(a[ao], b[bo]);
     }
@@ -94,6 +139,8 @@ GK_FOR_add(GK_ADD)
 GK_FOR_sub(GK_SUB)
 GK_FOR_mul(GK_MUL)
 GK_FOR_div(GK_DIV)
+#define GK_POW(op, sfx, T) GK_BINARY(op, sfx, T, GkPow)
+GK_FOR_pow(GK_POW)
 
 #define GK_ADD_BC(op, sfx, T) GK_BINARY_BC(op, sfx, T, GkAdd)
 #define GK_SUB_BC(op, sfx, T) GK_BINARY_BC(op, sfx, T, GkSub)
@@ -103,6 +150,8 @@ GK_FOR_add_bc(GK_ADD_BC)
 GK_FOR_sub_bc(GK_SUB_BC)
 GK_FOR_mul_bc(GK_MUL_BC)
 GK_FOR_div_bc(GK_DIV_BC)
+#define GK_POW_BC(op, sfx, T) GK_BINARY_BC(op, sfx, T, GkPow)
+GK_FOR_pow_bc(GK_POW_BC)
 
 // ---------------------------------------------------------------------------------
 // Unary maps (UnaryOp::real in the compute type R = float or double).

@@ -2,6 +2,7 @@
 //
 //   gk_exp, gk_log, gk_tanh, gk_sigmoid, gk_erf   (float and double overloads)
 //   gk_silu, gk_softplus                          (composites of gpukit_core::numeric)
+//   gk_pow                                        (math/pow.rs; float and double)
 //
 // A line-by-line mirror of crates/gpukit-core/src/math.rs: the same constants (written
 // here as exact hexadecimal literals of the values the Rust decimal literals round to;
@@ -585,4 +586,194 @@ GK_MATH_FN double gk_softplus(double x) {
     const double w = 1.0 + u;
     const double l = (w == 1.0) ? u : gk_log(w) * (u / (w - 1.0));
     return (x > 0.0) ? x + l : l;
+}
+
+// ---------------------------------------------------------------------------------
+// pow (math/pow.rs): exp(y * log|x|) with log|x| as a pair (hi, lo) and the product
+// formed exactly, then the exp kernel with a low part; C99 special values.
+// ---------------------------------------------------------------------------------
+
+#define GK_M_POW_C3_HI_F32 0x1.555556p-1f             // 0.6666667
+#define GK_M_POW_C3_LO_F32 -0x1.555556p-26f           // -1.9868216e-8
+#define GK_M_POW_C3_HI_F64 0x1.5555555555555p-1      // 0.6666666666666666
+#define GK_M_POW_C3_LO_F64 0x1.5555555555555p-55     // 3.700743415417188e-17
+
+// The exponent's class: 0 not an integer (or infinite), 1 odd integer, 2 even integer.
+GK_MATH_FN int gk_m_pow_class(float y) {
+    const unsigned bits = gk_m_bits(y) & 0x7fffffffu;
+    const int e = (int)(bits >> 23) - 127;
+    if (e >= 128) return 0;
+    if (e < 0) return 0;
+    if (e > 23) return 2;
+    const int frac_bits = 23 - e;
+    const unsigned mant = bits & 0x007fffffu;
+    if (frac_bits > 0 && (mant & ((1u << frac_bits) - 1u)) != 0u) return 0;
+    return (e == 0 || ((mant >> frac_bits) & 1u) == 1u) ? 1 : 2;
+}
+GK_MATH_FN int gk_m_pow_class(double y) {
+    const unsigned long long bits = gk_m_bits(y) & 0x7fffffffffffffffull;
+    const int e = (int)(bits >> 52) - 1023;
+    if (e >= 1024) return 0;
+    if (e < 0) return 0;
+    if (e > 52) return 2;
+    const int frac_bits = 52 - e;
+    const unsigned long long mant = bits & 0x000fffffffffffffull;
+    if (frac_bits > 0 && (mant & ((1ull << frac_bits) - 1ull)) != 0ull) return 0;
+    return (e == 0 || ((mant >> frac_bits) & 1ull) == 1ull) ? 1 : 2;
+}
+
+// log(ax) for finite ax > 0 as a pair (lh, ll): x = 2^k m, s = f / (2 + f) as a pair,
+// log m = 2s + s^3 (2/3 + z Q(z)), z = s^2, Q the Taylor series of 2 atanh.
+GK_MATH_FN void gk_m_log_dw(float ax, float& lh, float& ll) {
+    unsigned ix = gk_m_bits(ax);
+    int kadj = 0;
+    if (ix < 0x00800000u) {
+        ix = gk_m_bits(ax * 33554432.0f);  // 2^25, exact
+        kadj = -25;
+    }
+    ix += 0x3f800000u - GK_M_SQRT_HALF_BITS_F32;
+    const int k = (int)(ix >> 23) - 127 + kadj;
+    const float m = gk_m_f32((ix & 0x007fffffu) + GK_M_SQRT_HALF_BITS_F32);
+    const float f = m - 1.0f;
+    const float d = 2.0f + f;
+    const float d_lo = f - (d - 2.0f);
+    const float s = f / d;
+    const float rem = gk_m_fma(-s, d_lo, gk_m_fma(-s, d, f));
+    const float s_lo = rem / d;
+    const float z = s * s;
+    const float z_lo = gk_m_fma(s + s, s_lo, gk_m_fma(s, s, -z));
+    const float s3 = s * z;
+    const float s3_lo = gk_m_fma(s_lo, z, gk_m_fma(s, z_lo, gk_m_fma(s, z, -s3)));
+    // POW_LOG_F32: 0.4, 0.2857143, 0.22222222, 0.18181819, 0.15384616, 0.13333334
+    const float p = z * gk_m_horner(z, 0x1.99999ap-2f, 0x1.24924ap-2f, 0x1.c71c72p-3f,
+                                    0x1.745d18p-3f, 0x1.3b13b2p-3f, 0x1.111112p-3f);
+    const float b = GK_M_POW_C3_HI_F32 + p;
+    const float b_lo = ((GK_M_POW_C3_HI_F32 - b) + p) + GK_M_POW_C3_LO_F32;
+    const float t = s3 * b;
+    const float t_lo = gk_m_fma(s3_lo, b, gk_m_fma(s3, b_lo, gk_m_fma(s3, b, -t)));
+    const float s2 = s + s;
+    const float h = s2 + t;
+    const float h_lo = ((s2 - h) + t) + ((s_lo + s_lo) + t_lo);
+    const float kf = (float)k;
+    const float a = kf * GK_M_LN2_HI_F32;
+    const float a_lo = gk_m_fma(kf, GK_M_LN2_LO_F32, gk_m_fma(kf, GK_M_LN2_HI_F32, -a));
+    lh = a + h;
+    ll = ((a - lh) + h) + (a_lo + h_lo);
+}
+GK_MATH_FN void gk_m_log_dw(double ax, double& lh, double& ll) {
+    unsigned long long ix = gk_m_bits(ax);
+    int kadj = 0;
+    if (ix < 0x0010000000000000ull) {
+        ix = gk_m_bits(ax * 18014398509481984.0);  // 2^54, exact
+        kadj = -54;
+    }
+    ix += 0x3ff0000000000000ull - GK_M_SQRT_HALF_BITS_F64;
+    const int k = (int)(ix >> 52) - 1023 + kadj;
+    const double m = gk_m_f64((ix & 0x000fffffffffffffull) + GK_M_SQRT_HALF_BITS_F64);
+    const double f = m - 1.0;
+    const double d = 2.0 + f;
+    const double d_lo = f - (d - 2.0);
+    const double s = f / d;
+    const double rem = gk_m_fma(-s, d_lo, gk_m_fma(-s, d, f));
+    const double s_lo = rem / d;
+    const double z = s * s;
+    const double z_lo = gk_m_fma(s + s, s_lo, gk_m_fma(s, s, -z));
+    const double s3 = s * z;
+    const double s3_lo = gk_m_fma(s_lo, z, gk_m_fma(s, z_lo, gk_m_fma(s, z, -s3)));
+    const double p = z * gk_m_horner(z,
+                                     0x1.999999999999ap-2,   // 0.4
+                                     0x1.2492492492492p-2,   // 0.2857142857142857
+                                     0x1.c71c71c71c71cp-3,   // 0.2222222222222222
+                                     0x1.745d1745d1746p-3,   // 0.18181818181818182
+                                     0x1.3b13b13b13b14p-3,   // 0.15384615384615385
+                                     0x1.1111111111111p-3,   // 0.13333333333333333
+                                     0x1.e1e1e1e1e1e1ep-4,   // 0.11764705882352941
+                                     0x1.af286bca1af28p-4,   // 0.10526315789473684
+                                     0x1.8618618618618p-4,   // 0.09523809523809523
+                                     0x1.642c8590b2164p-4,   // 0.08695652173913043
+                                     0x1.47ae147ae147bp-4);  // 0.08
+    const double b = GK_M_POW_C3_HI_F64 + p;
+    const double b_lo = ((GK_M_POW_C3_HI_F64 - b) + p) + GK_M_POW_C3_LO_F64;
+    const double t = s3 * b;
+    const double t_lo = gk_m_fma(s3_lo, b, gk_m_fma(s3, b_lo, gk_m_fma(s3, b, -t)));
+    const double s2 = s + s;
+    const double h = s2 + t;
+    const double h_lo = ((s2 - h) + t) + ((s_lo + s_lo) + t_lo);
+    const double kf = (double)k;
+    const double a = kf * GK_M_LN2_HI_F64;
+    const double a_lo = gk_m_fma(kf, GK_M_LN2_LO_F64, gk_m_fma(kf, GK_M_LN2_HI_F64, -a));
+    lh = a + h;
+    ll = ((a - lh) + h) + (a_lo + h_lo);
+}
+
+GK_MATH_FN float gk_pow(float x, float y) {
+    if (y == 0.0f || x == 1.0f) return 1.0f;
+    if (gk_m_isnan(x) || gk_m_isnan(y)) return x + y;
+    const float inf = gk_m_f32(0x7f800000u);
+    const float ax = gk_m_f32(gk_m_bits(x) & 0x7fffffffu);
+    const bool neg = (gk_m_bits(x) & 0x80000000u) != 0u;
+    if (y == inf || y == -inf) {
+        if (ax == 1.0f) return 1.0f;
+        return ((ax < 1.0f) == (y < 0.0f)) ? inf : 0.0f;
+    }
+    const int yc = gk_m_pow_class(y);
+    const bool odd = yc == 1;
+    if (x == 0.0f || ax == inf) {
+        const bool big = (x == 0.0f) == (y < 0.0f);
+        const float mag = big ? inf : 0.0f;
+        return (odd && neg) ? -mag : mag;
+    }
+    if (neg && yc == 0) return gk_m_f32(0x7fc00000u);
+    float lh, ll;
+    gk_m_log_dw(ax, lh, ll);
+    const float th = y * lh;
+    const float tl = gk_m_fma(y, ll, gk_m_fma(y, lh, -th));
+    float r;
+    if (th > 89.0f) {
+        r = inf;
+    } else if (th < -104.0f) {
+        r = 0.0f;
+    } else {
+        int k;
+        float hi, lo;
+        gk_m_exp_kernel(th, tl, k, hi, lo);
+        r = gk_m_scale(hi + lo, k);
+    }
+    return (odd && neg) ? -r : r;
+}
+
+GK_MATH_FN double gk_pow(double x, double y) {
+    if (y == 0.0 || x == 1.0) return 1.0;
+    if (gk_m_isnan(x) || gk_m_isnan(y)) return x + y;
+    const double inf = gk_m_f64(0x7ff0000000000000ull);
+    const double ax = gk_m_f64(gk_m_bits(x) & 0x7fffffffffffffffull);
+    const bool neg = (gk_m_bits(x) & 0x8000000000000000ull) != 0ull;
+    if (y == inf || y == -inf) {
+        if (ax == 1.0) return 1.0;
+        return ((ax < 1.0) == (y < 0.0)) ? inf : 0.0;
+    }
+    const int yc = gk_m_pow_class(y);
+    const bool odd = yc == 1;
+    if (x == 0.0 || ax == inf) {
+        const bool big = (x == 0.0) == (y < 0.0);
+        const double mag = big ? inf : 0.0;
+        return (odd && neg) ? -mag : mag;
+    }
+    if (neg && yc == 0) return gk_m_f64(0x7ff8000000000000ull);
+    double lh, ll;
+    gk_m_log_dw(ax, lh, ll);
+    const double th = y * lh;
+    const double tl = gk_m_fma(y, ll, gk_m_fma(y, lh, -th));
+    double r;
+    if (th > 710.0) {
+        r = inf;
+    } else if (th < -746.0) {
+        r = 0.0;
+    } else {
+        int k;
+        double hi, lo;
+        gk_m_exp_kernel(th, tl, k, hi, lo);
+        r = gk_m_scale(hi + lo, k);
+    }
+    return (odd && neg) ? -r : r;
 }

@@ -13,6 +13,11 @@
 //   u32 n32, then n32 records of 10 x u32: x, exp, log, tanh, sigmoid, erf, silu,
 //                                          softplus, sin, cos   (f32 bits)
 //   u32 n64, then n64 records of 10 x u64: the same in f64 bits
+//   u32 p32, then p32 records of 3 x u32: x, y, pow(x, y)   (f32 bits)
+//   u32 p64, then p64 records of 3 x u64: the same in f64 bits
+// pow's pairs take every x above with an exponent that cycles through: a fixed list
+// (specials, small integers odd and even, halves, huge), a uniform value in [-30, 30],
+// a raw bit pattern, and one that puts x^y anywhere in the finite range.
 // The inputs are fixed: every special value, the values around every branch threshold
 // of the header (and their negations), then pseudo-random values (splitmix64 with a
 // fixed seed): raw bit patterns, and uniform values over the ranges where the
@@ -142,6 +147,28 @@ static std::vector<uint64_t> inputs_f64() {
     return v;
 }
 
+// The exponent paired with the i-th x (see the header comment).
+template <class R> static R pow_exponent(size_t i, R x, R lo, R hi, R emin, R emax,
+                                         R (*bits)(), R (*uni)(R, R)) {
+    const R fixed[] = {(R)0,  -(R)0,  (R)1,   (R)-1,  (R)2,    (R)-2,     (R)3,
+                       (R)-3, (R)0.5, (R)-0.5, (R)7,  (R)1e30, (R)-1e30, (R)1e-30,
+                       (R)0.0, (R)1.5, (R)-1.5, (R)4,  (R)-7,   (R)1e10};
+    const size_t nf = sizeof fixed / sizeof fixed[0];
+    switch (i % 5) {
+        case 0: return fixed[(i / 5) % nf];
+        case 1: return uni(lo, hi);
+        case 2: return bits();
+        default: {
+            const R l = std::log2(x < (R)0 ? -x : x);
+            if (!(l == l) || l == (R)0 || l > (R)1e30 || l < (R)-1e30) return (R)2;
+            const R y = uni(emin, emax) / l;
+            return (i % 5 == 4) ? std::nearbyint(y) : y;
+        }
+    }
+}
+static float bits_f32() { return gk_m_f32((uint32_t)(splitmix64() >> 32)); }
+static double bits_f64() { return gk_m_f64(splitmix64()); }
+
 template <class U> static void put(std::vector<unsigned char>& out, U x) {
     for (unsigned i = 0; i < sizeof(U); ++i) out.push_back((unsigned char)(x >> (8 * i)));
 }
@@ -181,6 +208,24 @@ int main() {
         put(out, (uint64_t)gk_m_bits(gk_softplus(x)));
         put(out, (uint64_t)gk_m_bits(gk_sin(x)));
         put(out, (uint64_t)gk_m_bits(gk_cos(x)));
+    }
+    put(out, (uint32_t)a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+        const float x = gk_m_f32(a[i]);
+        const float y = pow_exponent<float>(i, x, -30.0f, 30.0f, -150.0f, 129.0f, bits_f32,
+                                            uniform_f32);
+        put(out, a[i]);
+        put(out, gk_m_bits(y));
+        put(out, gk_m_bits(gk_pow(x, y)));
+    }
+    put(out, (uint32_t)d.size());
+    for (size_t i = 0; i < d.size(); ++i) {
+        const double x = gk_m_f64(d[i]);
+        const double y = pow_exponent<double>(i, x, -30.0, 30.0, -1076.0, 1025.0, bits_f64,
+                                              uniform_f64);
+        put(out, (uint64_t)d[i]);
+        put(out, (uint64_t)gk_m_bits(y));
+        put(out, (uint64_t)gk_m_bits(gk_pow(x, y)));
     }
     if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) return 1;
     return std::fflush(stdout) == 0 ? 0 : 1;

@@ -18,6 +18,24 @@ fn pair<T: TestElem>(max: usize) -> impl Strategy<Value = (Vec<T>, Vec<T>)> {
     len_with_edges(max).prop_flat_map(|n| (values::<T>(n), values::<T>(n)))
 }
 
+/// Bases over the whole value mix, exponents where powers stay mostly finite: small
+/// integers (odd and even, for negative bases) half the time, fractions in [-8, 8] the
+/// rest, and now and then a special.
+fn pow_pair<T: TestElem>(max: usize) -> impl Strategy<Value = (Vec<T>, Vec<T>)> {
+    let specials = T::specials();
+    let exponent = prop_oneof![
+        4 => (-8i32..=8).prop_map(|e| T::from_moderate(e as f64)),
+        4 => (-8.0f64..8.0).prop_map(T::from_moderate),
+        1 => (0..specials.len()).prop_map(move |i| specials[i]),
+    ];
+    len_with_edges(max).prop_flat_map(move |n| {
+        (
+            values::<T>(n),
+            proptest::collection::vec(exponent.clone(), n),
+        )
+    })
+}
+
 fn check_binary<T: Arith>(
     op: BinaryOp,
     a: &[T],
@@ -328,6 +346,9 @@ macro_rules! float_dtypes {
 fn pair20k<T: TestElem>() -> impl Strategy<Value = (Vec<T>, Vec<T>)> {
     pair::<T>(20_000)
 }
+fn pow20k<T: TestElem>() -> impl Strategy<Value = (Vec<T>, Vec<T>)> {
+    pow_pair::<T>(20_000)
+}
 fn vec20k<T: TestElem>() -> impl Strategy<Value = Vec<T>> {
     len_with_edges(20_000).prop_flat_map(values::<T>)
 }
@@ -361,10 +382,13 @@ all_dtypes!(add, pair20k, binary_pair, BinaryOp::Add);
 all_dtypes!(sub, pair20k, binary_pair, BinaryOp::Sub);
 all_dtypes!(mul, pair20k, binary_pair, BinaryOp::Mul);
 all_dtypes!(div, pair20k, binary_pair, BinaryOp::Div);
+all_dtypes!(pow, pair20k, binary_pair, BinaryOp::Pow);
+all_dtypes!(pow_moderate, pow20k, binary_pair, BinaryOp::Pow);
 all_dtypes!(add_bc, broadcast_case, check_broadcast, BinaryOp::Add);
 all_dtypes!(sub_bc, broadcast_case, check_broadcast, BinaryOp::Sub);
 all_dtypes!(mul_bc, broadcast_case, check_broadcast, BinaryOp::Mul);
 all_dtypes!(div_bc, broadcast_case, check_broadcast, BinaryOp::Div);
+all_dtypes!(pow_bc, broadcast_case, check_broadcast, BinaryOp::Pow);
 float_dtypes!(relu, vec20k, unary_vec, UnaryOp::Relu);
 float_dtypes!(sigmoid, vec20k, unary_vec, UnaryOp::Sigmoid);
 float_dtypes!(exp, vec20k, unary_vec, UnaryOp::Exp);

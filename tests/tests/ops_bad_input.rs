@@ -138,6 +138,65 @@ fn unary_errors_for_every_map() {
     }
 }
 
+/// Every binary op (pow included) rejects mismatched lengths, dtypes, devices and
+/// partial overlaps, naming the op, through `ops::binary` and its broadcast form.
+#[test]
+fn binary_errors_for_every_op() {
+    let k = kit();
+    let other = kit();
+    for op in ops::BinaryOp::ALL {
+        let name = op.name();
+        let (a, b, out) = (f32s(&k, 8), f32s(&k, 8), f32s(&k, 8));
+        match ops::binary(&k, op, &out, &a, &f32s(&k, 7)) {
+            Err(Error::Length {
+                what: o,
+                expected: 8,
+                got: 7,
+            }) => {
+                assert!(o.contains(name), "{name}: {o}")
+            }
+            r => panic!("{name} length: {r:?}"),
+        }
+        let d = k.upload(&[1.0f64; 8]).unwrap();
+        assert!(
+            matches!(
+                ops::binary(&k, op, &out, &a, &d),
+                Err(Error::DType {
+                    got: DType::F64,
+                    ..
+                })
+            ),
+            "{name}: mixed dtypes"
+        );
+        let big = f32s(&k, 16);
+        let (lo, mid) = (big.view(0, 8).unwrap(), big.view(4, 8).unwrap());
+        assert!(
+            matches!(
+                ops::binary(&k, op, &mid, &lo, &b),
+                Err(Error::InvalidArgument { .. })
+            ),
+            "{name}: partial overlap"
+        );
+        assert!(
+            matches!(
+                ops::binary(&k, op, &out, &f32s(&other, 8), &b),
+                Err(Error::DeviceMismatch { .. })
+            ),
+            "{name}: foreign buffer"
+        );
+        // A broadcast whose strides reach past an operand.
+        assert!(
+            matches!(
+                ops::binary_broadcast(&k, op, &out, &[2, 4], &a, &[5, 1], &b, &[0, 1]),
+                Err(Error::Shape { .. })
+            ),
+            "{name}: broadcast stride past the end"
+        );
+        // Exactly in place works.
+        ops::binary(&k, op, &a, &a, &b).unwrap();
+    }
+}
+
 #[test]
 fn broadcast_errors() {
     let k = kit();

@@ -11,7 +11,8 @@ Output (committed): tests/fixtures/onnx/cases.tsv and one .npz per case, holding
 `input_<i>` and `output_<i>` arrays. Bool tensors are stored as int64 0/1 (gpukit has
 no bool dtype; its masks are 0/1 in any dtype) and marked `bool` in the manifest.
 
-Run with the pinned bench venv (tools/bench-compare/setup.sh makes it):
+Run with the pinned bench venv (tools/bench-compare/run.sh creates target/bench-venv
+from tools/bench-compare/requirements.txt on its first run):
 
     target/bench-venv/bin/python tools/onnx-conformance/make_fixtures.py
 
@@ -605,6 +606,24 @@ def main():
     case("averagepool2d_include_pad_f16", "AveragePool", [floats((1, 1, 4, 4), np.float16)],
          {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 1},
          tol=TOL_F16)
+
+    # Pow: the portable pow against numpy's (C99 special values on the edge rows), numpy
+    # broadcasting, an integer exponent on a float base, integer powers.
+    case("pow_edge_f32", "Pow", [floats((3, 6), edge=True), floats((3, 1), edge=True)],
+         tol=TOL_F32)
+    case("pow_edge_bcast_f64", "Pow", [floats((18,), np.float64, edge=True),
+                                       floats((3, 1), np.float64, edge=True)], tol=TOL_F64)
+    case("pow_positive_f32", "Pow", [floats((4, 5), lo=0.0, hi=40.0),
+                                     floats((5,), lo=-6.0, hi=6.0)], tol=TOL_F32)
+    case("pow_square_f32", "Pow", [floats((2, 7), edge=True), np.array(2.0, np.float32)],
+         tol=TOL_F32)
+    case("pow_f32_i64_exponent", "Pow", [floats((2, 5), edge=True),
+                                         np.array([0, 1, 2, 3, -2], np.int64)], tol=TOL_F32)
+    case("pow_f16", "Pow", [floats((6,), np.float16, lo=0.0, hi=4.0),
+                            floats((6,), np.float16, lo=-2.0, hi=2.0)], tol=TOL_F16)
+    case("pow_i64", "Pow", [ints((2, 4), lo=-5, hi=6), ints((4,), lo=0, hi=9)], tol=EXACT)
+    case("pow_i32", "Pow", [ints((5,), np.int32, lo=-3, hi=4), np.array(3, np.int32)],
+         tol=EXACT)
 
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:
         f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"

@@ -71,6 +71,13 @@ pub const KERNELS: &[KernelSig] = &[
         dtypes: ALL,
         args: "out: buf, a: buf, b: buf, n",
     },
+    // a^b: gpukit's portable pow for floats (C99 special values), numeric::int_pow for
+    // integers.
+    KernelSig {
+        op: "pow",
+        dtypes: ALL,
+        args: "out: buf, a: buf, b: buf, n",
+    },
     // Elementwise binary with N-D stride broadcast: out is contiguous over `dims`
     // (ndim entries, ndim >= 1); a and b are read at sum(coord[d] * stride[d]) with
     // strides in elements (0 = broadcast). `dims`, `astr`, `bstr` are i64 buffers.
@@ -91,6 +98,11 @@ pub const KERNELS: &[KernelSig] = &[
     },
     KernelSig {
         op: "div_bc",
+        dtypes: ALL,
+        args: "out: buf, a: buf, b: buf, dims: buf<i64>, astr: buf<i64>, bstr: buf<i64>, ndim, n_out",
+    },
+    KernelSig {
+        op: "pow_bc",
         dtypes: ALL,
         args: "out: buf, a: buf, b: buf, dims: buf<i64>, astr: buf<i64>, bstr: buf<i64>, ndim, n_out",
     },

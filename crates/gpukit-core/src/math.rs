@@ -18,7 +18,12 @@
 //! Rust never contracts `a * b + c` into an fma, so plain `a * b + c` below
 //! always means two roundings, and `a.mul_add(b, c)` always means one.
 
+mod pow;
 mod trig;
+pub use pow::{
+    POW_C3_HI_F32, POW_C3_HI_F64, POW_C3_LO_F32, POW_C3_LO_F64, POW_LOG_F32, POW_LOG_F64, pow_f32,
+    pow_f64,
+};
 pub use trig::{
     COS_TAYLOR, PIO2_HI, PIO2_LO, SIN_TAYLOR, TWO_OVER_PI_26, cos_f32, cos_f64, sin_f32, sin_f64,
 };

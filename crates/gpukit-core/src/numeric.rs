@@ -58,6 +58,8 @@ pub trait Real:
     fn cos(self) -> Self;
     /// gpukit's portable `erf`.
     fn erf(self) -> Self;
+    /// gpukit's portable `pow` (`self^y`, C99 special values).
+    fn pow(self, y: Self) -> Self;
     /// Whether this is a NaN.
     fn is_nan(self) -> bool;
     /// Whether the sign bit is set.
@@ -67,7 +69,7 @@ pub trait Real:
 }
 
 macro_rules! real {
-    ($t:ty, $exp:path, $log:path, $tanh:path, $sig:path, $erf:path, $sin:path, $cos:path) => {
+    ($t:ty, $exp:path, $log:path, $tanh:path, $sig:path, $erf:path, $sin:path, $cos:path, $pow:path) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -106,6 +108,10 @@ macro_rules! real {
                 $erf(self)
             }
             #[inline(always)]
+            fn pow(self, y: Self) -> Self {
+                $pow(self, y)
+            }
+            #[inline(always)]
             fn sin(self) -> Self {
                 $sin(self)
             }
@@ -137,7 +143,8 @@ real!(
     math::sigmoid_f32,
     math::erf_f32,
     math::sin_f32,
-    math::cos_f32
+    math::cos_f32,
+    math::pow_f32
 );
 real!(
     f64,
@@ -147,7 +154,8 @@ real!(
     math::sigmoid_f64,
     math::erf_f64,
     math::sin_f64,
-    math::cos_f64
+    math::cos_f64,
+    math::pow_f64
 );
 
 /// A floating-point storage type and its compute type (rule 6): f32 and f64 compute in
@@ -275,11 +283,20 @@ pub enum BinaryOp {
     Mul,
     /// `a / b` (integers: see [`int_div`]).
     Div,
+    /// `a^b`: gpukit's portable `pow` for floats (C99 special values,
+    /// [`crate::math::pow_f32`]); integers: see [`int_pow`].
+    Pow,
 }
 
 impl BinaryOp {
     /// Every binary op.
-    pub const ALL: [BinaryOp; 4] = [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div];
+    pub const ALL: [BinaryOp; 5] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Pow,
+    ];
 
     /// The op's name in kernel names (`add`).
     pub const fn name(self) -> &'static str {
@@ -288,10 +305,12 @@ impl BinaryOp {
             BinaryOp::Sub => "sub",
             BinaryOp::Mul => "mul",
             BinaryOp::Div => "div",
+            BinaryOp::Pow => "pow",
         }
     }
 
-    /// Applies the op in a compute type (one IEEE operation).
+    /// Applies the op in a compute type (one IEEE operation; `pow` is gpukit's
+    /// portable function).
     #[inline(always)]
     pub fn real<R: Real>(self, a: R, b: R) -> R {
         match self {
@@ -299,6 +318,7 @@ impl BinaryOp {
             BinaryOp::Sub => a - b,
             BinaryOp::Mul => a * b,
             BinaryOp::Div => a / b,
+            BinaryOp::Pow => a.pow(b),
         }
     }
 
@@ -316,6 +336,7 @@ impl BinaryOp {
             BinaryOp::Sub => a.wrapping_sub(b),
             BinaryOp::Mul => a.wrapping_mul(b),
             BinaryOp::Div => int_div(a, b),
+            BinaryOp::Pow => int_pow(a, b),
         }
     }
 
@@ -327,6 +348,7 @@ impl BinaryOp {
             BinaryOp::Sub => a.wrapping_sub(b),
             BinaryOp::Mul => a.wrapping_mul(b),
             BinaryOp::Div => int_div32(a, b),
+            BinaryOp::Pow => int_pow32(a, b),
         }
     }
 }
@@ -343,6 +365,46 @@ pub fn int_div(a: i64, b: i64) -> i64 {
 pub fn int_div32(a: i32, b: i32) -> i32 {
     if b == 0 { 0 } else { a.wrapping_div(b) }
 }
+
+macro_rules! int_pow_impl {
+    ($(#[$doc:meta])* $name:ident, $t:ty) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name(a: $t, b: $t) -> $t {
+            if b < 0 {
+                return match a {
+                    1 => 1,
+                    -1 => 1 - 2 * (b & 1),
+                    _ => 0,
+                };
+            }
+            // Square and multiply over the exponent's bits, low to high.
+            let (mut acc, mut base, mut e): ($t, $t, $t) = (1, a, b);
+            while e > 0 {
+                if e & 1 == 1 {
+                    acc = acc.wrapping_mul(base);
+                }
+                base = base.wrapping_mul(base);
+                e >>= 1;
+            }
+            acc
+        }
+    };
+}
+
+int_pow_impl!(
+    /// Integer power, defined everywhere: `a^b` wrapping (the product modulo 2^64, so any
+    /// multiplication order gives it); `a^0 = 1` (also `0^0`); a negative exponent gives
+    /// the truncated `1 / a^|b|`: `1` for `a = 1`, `±1` for `a = -1` (by the exponent's
+    /// parity), `0` otherwise (also for `a = 0`, as [`int_div`] defines `1 / 0 = 0`).
+    int_pow,
+    i64
+);
+int_pow_impl!(
+    /// [`int_pow`] for i32 (the product modulo 2^32).
+    int_pow32,
+    i32
+);
 
 /// `abs(x)`: the sign bit cleared, every other bit kept (a NaN keeps its payload;
 /// `-0.0` gives `+0.0`, `-inf` gives `+inf`). Exact.
@@ -640,6 +702,30 @@ mod tests {
         assert_eq!(max_nan(-0.0f32, -0.0).to_bits(), (-0.0f32).to_bits());
         assert_eq!(max_nan(2.0f32, f32::NEG_INFINITY), 2.0);
         assert_eq!(min_nan(2.0f32, f32::NEG_INFINITY), f32::NEG_INFINITY);
+    }
+
+    #[test]
+    fn int_pow_matches_repeated_multiplication() {
+        // Oracle: b multiplications in i128, reduced modulo 2^64 / 2^32 at the end.
+        for a in [-7i64, -2, -1, 0, 1, 2, 3, 10, i64::MAX, i64::MIN] {
+            for b in 0..70i64 {
+                let mut p: i128 = 1;
+                for _ in 0..b {
+                    p = p.wrapping_mul(a as i128);
+                }
+                assert_eq!(int_pow(a, b), p as i64, "{a}^{b}");
+                assert_eq!(int_pow32(a as i32, b as i32), p as i32, "{a}^{b} (i32)");
+            }
+        }
+        for b in [-1i64, -2, -3, i64::MIN] {
+            assert_eq!(int_pow(1, b), 1);
+            assert_eq!(int_pow(-1, b), if b % 2 == 0 { 1 } else { -1 });
+            assert_eq!(int_pow(0, b), 0);
+            assert_eq!(int_pow(5, b), 0);
+        }
+        assert_eq!(int_pow32(-1, -3), -1);
+        assert_eq!(int_pow32(-1, i32::MIN), 1);
+        assert_eq!(int_pow32(2, -1), 0);
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! Compiles `kernels-cuda/math_host_check.cpp` (which includes the CUDA math header
 //! through its host shim) with `g++ -O2 -ffp-contract=off` (no fast math, warnings
 //! are errors, any implicit float-to-double promotion is an error), runs it, and
-//! compares its outputs for fourteen functions (exp, log, tanh, sigmoid, erf and the
-//! composites silu and softplus, in f32 and f64) over its fixed input set (specials,
-//! thresholds, pseudo-random values) with the Rust functions. A NaN equals any NaN
+//! compares its outputs for the unary functions (exp, log, tanh, sigmoid, erf, sin, cos
+//! and the composites silu and softplus, in f32 and f64) over its fixed input set
+//! (specials, thresholds, pseudo-random values), and for `pow` over as many `(x, y)`
+//! pairs, with the Rust functions. A NaN equals any NaN
 //! (docs/numerics.md, rule 8). Skipped, visibly, where `g++` is missing.
 //!
 //! A last-bit change in a high-degree coefficient changes almost no output, so a
@@ -180,6 +181,29 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
         ];
         check("f64", xb, got, want, nan64, &mut bad);
     }
+    // pow: (x, y, pow) records.
+    let p32 = r.u32() as usize;
+    assert_eq!(p32, n32, "pow f32 records");
+    for _ in 0..p32 {
+        let (xb, yb, got) = (r.u32(), r.u32(), r.u32());
+        let want = math::pow_f32(f32::from_bits(xb), f32::from_bits(yb)).to_bits();
+        if !(got == want || (nan32(got) && nan32(want))) {
+            bad.push(format!(
+                "pow_f32(0x{xb:x}, 0x{yb:x}): cuda header 0x{got:x}, rust 0x{want:x}"
+            ));
+        }
+    }
+    let p64 = r.u32() as usize;
+    assert_eq!(p64, n64, "pow f64 records");
+    for _ in 0..p64 {
+        let (xb, yb, got) = (r.u64(), r.u64(), r.u64());
+        let want = math::pow_f64(f64::from_bits(xb), f64::from_bits(yb)).to_bits();
+        if !(got == want || (nan64(got) && nan64(want))) {
+            bad.push(format!(
+                "pow_f64(0x{xb:x}, 0x{yb:x}): cuda header 0x{got:x}, rust 0x{want:x}"
+            ));
+        }
+    }
     assert_eq!(r.at, bytes.len(), "trailing output");
 
     assert!(
@@ -189,7 +213,8 @@ fn cuda_math_header_matches_rust_bit_for_bit() {
         bad.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
     );
     eprintln!(
-        "gpukit_math.cuh == gpukit_core::math on {n32} f32 and {n64} f64 inputs x 9 functions"
+        "gpukit_math.cuh == gpukit_core::math on {n32} f32 and {n64} f64 inputs x 9 functions, \
+         and as many (x, y) pairs of pow"
     );
 }
 
@@ -314,7 +339,9 @@ fn rust_constants(src: &str) -> Vec<(String, bool, Vec<u64>)> {
 #[test]
 fn cuda_math_header_constants_match_math_rs() {
     let root = repo_root();
-    let rs = std::fs::read_to_string(root.join("crates/gpukit-core/src/math.rs")).unwrap();
+    // math.rs and its pow module (trig's constants live in gpukit_trig.cuh).
+    let rs = std::fs::read_to_string(root.join("crates/gpukit-core/src/math.rs")).unwrap()
+        + &std::fs::read_to_string(root.join("crates/gpukit-core/src/math/pow.rs")).unwrap();
     let cuh = std::fs::read_to_string(root.join("kernels-cuda/gpukit_math.cuh")).unwrap();
     let lits = header_literals(&cuh);
     let consts = rust_constants(&rs);
@@ -333,5 +360,8 @@ fn cuda_math_header_constants_match_math_rs() {
         );
         arrays += usize::from(bits.len() > 1);
     }
-    assert_eq!(arrays, 16, "expected the 16 coefficient arrays of math.rs");
+    assert_eq!(
+        arrays, 18,
+        "expected the 18 coefficient arrays of math.rs and math/pow.rs"
+    );
 }

@@ -50,6 +50,14 @@ pub fn div(kit: &Kit, out: &Buf, a: &Buf, b: &Buf) -> Result<()> {
     binary(kit, BinaryOp::Div, out, a, b)
 }
 
+/// `out = a^b` elementwise: gpukit's portable `pow` for floats (C99 / IEEE special
+/// values: `x^0 = 1` and `1^y = 1` even for NaN, a negative base with a non-integer
+/// exponent gives NaN; the ulp table is in docs/numerics.md), for integers the wrapping
+/// power with `x^-n` truncated ([`gpukit_core::numeric::int_pow`]). See [`binary`].
+pub fn pow(kit: &Kit, out: &Buf, a: &Buf, b: &Buf) -> Result<()> {
+    binary(kit, BinaryOp::Pow, out, a, b)
+}
+
 /// The largest element offset a strided read reaches over `dims` (`None`: no element).
 fn max_offset(op: &str, what: &str, dims: &[usize], strides: &[usize]) -> Result<Option<usize>> {
     if dims.contains(&0) {

@@ -41,7 +41,7 @@ pub use elementwise::{
     MapFn, abs, add, binary, binary_broadcast, div, exp, log, map, mul, neg, relu, rsqrt, sigmoid,
     silu, softplus, sqrt, sub, tanh, unary,
 };
-pub use elementwise::{cos, sin};
+pub use elementwise::{cos, pow, sin};
 pub use gpukit_core::elements::ScatterReduction;
 pub use gpukit_core::numeric::{BinaryOp, UnaryOp};
 pub use gpukit_core::pad::PadMode;

@@ -281,6 +281,7 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
         "Sub" => vec![req(0).binary(BinaryOp::Sub, req(1))?],
         "Mul" => vec![req(0).binary(BinaryOp::Mul, req(1))?],
         "Div" => vec![req(0).binary(BinaryOp::Div, req(1))?],
+        "Pow" => vec![req(0).pow(req(1))?],
         "Equal" | "Less" | "LessOrEqual" | "Greater" | "GreaterOrEqual" => {
             let cmp = match op {
                 "Equal" => CmpOp::Eq,

@@ -82,7 +82,7 @@ fn length(r: &mut Rng, fitting: i64) -> usize {
 pub fn content_case(op: &str, d: DType, r: &mut Rng) -> Vec<Arg> {
     let data = |r: &mut Rng, n: usize| Arg::Buf(d, r.contents(d, n));
     match op {
-        "add_bc" | "sub_bc" | "mul_bc" | "div_bc" => {
+        "add_bc" | "sub_bc" | "mul_bc" | "div_bc" | "pow_bc" => {
             let ndim = if r.one_in(12) {
                 *r.pick(&[0i64, 9, -1])
             } else {

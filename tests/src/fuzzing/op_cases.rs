@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 70] = [
+pub const OPS: [&str; 71] = [
     "softmax_rows",
     "sum",
     "dot",
@@ -39,6 +39,7 @@ pub const OPS: [&str; 70] = [
     "sub",
     "mul",
     "div",
+    "pow",
     "binary_broadcast",
     "unary",
     "map",
@@ -507,19 +508,19 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             let ids = c.index_buf("ids", fit(&[batch, seq]), seq);
             ops::eos_gather(k, c.v(o), c.v(x), c.v(ids), batch, seq, dd)
         }
-        "binary" | "add" | "sub" | "mul" | "div" => {
+        "binary" | "add" | "sub" | "mul" | "div" | "pow" => {
             let n = c.dim("n");
             let o = c.buf("out", d, fit(&[n]));
             let a = c.input("a", d, fit(&[n]), o);
             let b = c.input("b", d, fit(&[n]), o);
-            let bop =
-                *c.r.pick(&[BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div]);
+            let bop = *c.r.pick(&BinaryOp::ALL);
             let (o, a, b) = (c.v(o), c.v(a), c.v(b));
             match op {
                 "add" => ops::add(k, o, a, b),
                 "sub" => ops::sub(k, o, a, b),
                 "mul" => ops::mul(k, o, a, b),
                 "div" => ops::div(k, o, a, b),
+                "pow" => ops::pow(k, o, a, b),
                 _ => ops::binary(k, bop, o, a, b),
             }
         }
@@ -560,8 +561,7 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             );
             let a = c.input("a", d, ra, o);
             let b = c.input("b", d, rb, o);
-            let bop =
-                *c.r.pick(&[BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div]);
+            let bop = *c.r.pick(&BinaryOp::ALL);
             ops::binary_broadcast(k, bop, c.v(o), &out_dims, c.v(a), &sa, c.v(b), &sb)
         }
         "unary" | "map" | "erf" | "gelu" | "gelu_tanh" | "leaky_relu" | "clip" => {

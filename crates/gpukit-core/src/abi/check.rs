@@ -203,12 +203,12 @@ pub fn check_args(name: &str, args: &[KernelArg]) -> Result<()> {
 fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
     let s = c.s.clone();
     match op {
-        "add" | "sub" | "mul" | "div" => {
+        "add" | "sub" | "mul" | "div" | "pow" => {
             for i in 0..3 {
                 c.need(i, s[3])?;
             }
         }
-        "add_bc" | "sub_bc" | "mul_bc" | "div_bc" => {
+        "add_bc" | "sub_bc" | "mul_bc" | "div_bc" | "pow_bc" => {
             if s[6] == 0 {
                 return c.err(6, "ndim must be at least 1".into());
             }

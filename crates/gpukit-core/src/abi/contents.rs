@@ -256,7 +256,7 @@ pub fn check_contents(
         read(index, n)
     };
     match op {
-        "add_bc" | "sub_bc" | "mul_bc" | "div_bc" => {
+        "add_bc" | "sub_bc" | "mul_bc" | "div_bc" | "pow_bc" => {
             let (ndim, n_out) = (scalar(args, 6), scalar(args, 7));
             let dims = get(3, ndim)?;
             let astr = get(4, ndim)?;

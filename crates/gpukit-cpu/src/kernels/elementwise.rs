@@ -19,7 +19,8 @@ const fn bop(c: u8) -> BinaryOp {
         0 => BinaryOp::Add,
         1 => BinaryOp::Sub,
         2 => BinaryOp::Mul,
-        _ => BinaryOp::Div,
+        3 => BinaryOp::Div,
+        _ => BinaryOp::Pow,
     }
 }
 

@@ -9,9 +9,9 @@ pub(super) const AUX: &[(&str, &str)] = &[];
 pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
     let items = match c.op {
         // out, a, b, n
-        "add" | "sub" | "mul" | "div" => c.count(3)?,
+        "add" | "sub" | "mul" | "div" | "pow" => c.count(3)?,
         // out, a, b, dims, astr, bstr, ndim, n_out
-        "add_bc" | "sub_bc" | "mul_bc" | "div_bc" => c.count(7)?,
+        "add_bc" | "sub_bc" | "mul_bc" | "div_bc" | "pow_bc" => c.count(7)?,
         // out, a, n
         _ => c.count(2)?,
     };

@@ -192,9 +192,9 @@ pub fn plan(name: &str, args: &[KernelArg]) -> Result<Plan> {
         name,
     };
     match op {
-        "add" | "sub" | "mul" | "div" | "add_bc" | "sub_bc" | "mul_bc" | "div_bc" | "relu"
-        | "sigmoid" | "exp" | "tanh" | "sqrt" | "log" | "abs" | "neg" | "rsqrt" | "silu"
-        | "softplus" | "sin" | "cos" => elementwise::plan(&call),
+        "add" | "sub" | "mul" | "div" | "pow" | "add_bc" | "sub_bc" | "mul_bc" | "div_bc"
+        | "pow_bc" | "relu" | "sigmoid" | "exp" | "tanh" | "sqrt" | "log" | "abs" | "neg"
+        | "rsqrt" | "silu" | "softplus" | "sin" | "cos" => elementwise::plan(&call),
         "bmm" | "gemm" => linalg::plan(&call),
         "sum" | "dot" | "softmax" | "softmax_axis" | "argmax" | "reduce_l2" => reduce::plan(&call),
         "gather" | "scatter" | "check_index" => index::plan(&call),
