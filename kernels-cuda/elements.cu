@@ -7,6 +7,7 @@
 //                             g ascending per (o, i) column
 //   pad_{dtype}               ONNX Pad (constant, reflect, edge, wrap; crop first)
 //   cumsum_{dtype}            ONNX CumSum: the running sum along each line, in order
+//   topk_{dtype}              ONNX TopK (sorted): each element written at its rank, if below k
 //
 // Indices were checked in range by check_index before these run; negative ones count
 // from the end. gather copies raw bits (NaN payloads and -0.0 survive). scatter: one
@@ -261,3 +262,86 @@ __device__ __forceinline__ void el_cumsum(T* __restrict__ y, const T* __restrict
             el_cumsum<T, false>(y, x, outer, len, inner, reverse);                             \
     }
 GK_FOR_cumsum(EL_CUMSUM)
+
+// ---------------------------------------------------------------------------------
+// topk (sorted): one thread per input element (o, j, i) of [outer, len, inner],
+// grid-stride. Its output position is its rank: how many elements of its line beat it
+// (gpukit_core::topk::TopkElem::beats: NaN first, then by value with -0 == +0, ties to
+// the lower position). The ranks of a line are a permutation of
+// 0..len, so the k elements ranked below k write each output exactly once, with no
+// atomics and no sort; a thread stops counting once its rank reaches k. Neighbouring
+// threads take neighbouring columns i (inner > 1) or positions j (inner = 1, every
+// thread then reads the same element of the line: one broadcast load per warp).
+// ---------------------------------------------------------------------------------
+
+// The comparison key of a value: the compute type for floats (f16 / bf16 widened
+// exactly to f32), the integer itself otherwise.
+template <class T> struct TkKey {
+    typedef typename GkElem<T>::Real K;
+    static __device__ __forceinline__ K key(T v) { return gk_load(v); }
+    static __device__ __forceinline__ bool nan(K v) { return v != v; }
+};
+template <> struct TkKey<i64> {
+    typedef i64 K;
+    static __device__ __forceinline__ i64 key(i64 v) { return v; }
+    static __device__ __forceinline__ bool nan(i64) { return false; }
+};
+template <> struct TkKey<int> {
+    typedef int K;
+    static __device__ __forceinline__ int key(int v) { return v; }
+    static __device__ __forceinline__ bool nan(int) { return false; }
+};
+
+// Whether (a, ia) comes before (b, ib): NaN first (two NaNs tie), then the strictly
+// greater (LARGEST) or smaller number; ties to the lower position.
+template <class T, bool LARGEST>
+__device__ __forceinline__ bool tk_beats(typename TkKey<T>::K a, i64 ia, typename TkKey<T>::K b,
+                                         i64 ib) {
+    typedef TkKey<T> Key;
+    const bool an = Key::nan(a), bn = Key::nan(b);
+    if (an || bn) return an && (!bn || ia < ib);
+    return LARGEST ? (a > b || (a == b && ia < ib)) : (a < b || (a == b && ia < ib));
+}
+
+template <class T, bool LARGEST>
+__device__ __forceinline__ void el_topk(T* __restrict__ values, i64* __restrict__ indices,
+                                        const T* __restrict__ x, i64 outer, i64 len, i64 inner,
+                                        i64 k) {
+    typedef TkKey<T> Key;
+    const i64 n = outer * len * inner;
+    i64 e = gk_tid();
+    if (e >= n) return;
+    const i64 nthreads = gk_nthreads();
+    GkPos3 p = gk_split3((gk_u64)e, (gk_u64)len, (gk_u64)inner);  // (o, j, i)
+    const GkPos3 s = gk_split3((gk_u64)nthreads, (gk_u64)len, (gk_u64)inner);
+    for (;;) {
+        const i64 o = (i64)p.a, j = (i64)p.b, i = (i64)p.c;
+        const T* line = x + o * len * inner + i;
+        const T v = line[j * inner];
+        const typename Key::K kv = Key::key(v);
+        i64 rank = 0;
+#pragma unroll 1
+        for (i64 m = 0; m < len && rank < k; ++m) {
+            rank += tk_beats<T, LARGEST>(Key::key(line[m * inner]), m, kv, j) ? 1 : 0;
+        }
+        if (rank < k) {
+            const i64 at = (o * k + rank) * inner + i;
+            values[at] = v;
+            indices[at] = j;
+        }
+        e += nthreads;
+        if (e >= n) break;
+        gk_advance3(p, s, (gk_u64)len, (gk_u64)inner);
+    }
+}
+
+#define EL_TOPK(op, sfx, T)                                                                    \
+    extern "C" __global__ void __launch_bounds__(EL_BLOCK)                                     \
+        op##_##sfx(T* values, i64* indices, const T* x, i64 outer, i64 len, i64 inner, i64 k,   \
+                   i64 largest) {                                                              \
+        if (largest)                                                                           \
+            el_topk<T, true>(values, indices, x, outer, len, inner, k);                        \
+        else                                                                                   \
+            el_topk<T, false>(values, indices, x, outer, len, inner, k);                       \
+    }
+GK_FOR_topk(EL_TOPK)

@@ -87,6 +87,7 @@
 #define GK_FOR_scatter_elements(X) X(scatter_elements, f32, float) X(scatter_elements, f64, double) X(scatter_elements, f16, gk_f16) X(scatter_elements, bf16, gk_bf16) X(scatter_elements, i64, i64) X(scatter_elements, i32, int)
 #define GK_FOR_pad(X) X(pad, f32, float) X(pad, f64, double) X(pad, f16, gk_f16) X(pad, bf16, gk_bf16) X(pad, i64, i64) X(pad, i32, int)
 #define GK_FOR_cumsum(X) X(cumsum, f32, float) X(cumsum, f64, double) X(cumsum, f16, gk_f16) X(cumsum, bf16, gk_bf16) X(cumsum, i64, i64) X(cumsum, i32, int)
+#define GK_FOR_topk(X) X(topk, f32, float) X(topk, f64, double) X(topk, f16, gk_f16) X(topk, bf16, gk_bf16) X(topk, i64, i64) X(topk, i32, int)
 
 // Auxiliary entries of the launch plans.
 #define GK_FOR_bmm_small(X) X(bmm_small, f32, float) X(bmm_small, f64, double) X(bmm_small, f16, gk_f16) X(bmm_small, bf16, gk_bf16)

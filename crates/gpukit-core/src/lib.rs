@@ -30,6 +30,7 @@ pub mod reduce;
 pub mod reduce_axes;
 pub mod resize;
 mod run;
+pub mod topk;
 
 pub use buf::Buf;
 pub use device::{

@@ -1,5 +1,5 @@
 //! Element-wise gather and scatter along an axis (ONNX GatherElements and
-//! ScatterElements), with i64 indices, one per element; ONNX Pad and CumSum.
+//! ScatterElements), with i64 indices, one per element; ONNX Pad, CumSum and TopK.
 
 use gpukit_core::elements::ScatterReduction;
 use gpukit_core::pad::PadMode;
@@ -293,6 +293,78 @@ pub fn cumsum(
             s("inner", inner)?,
             DevArg::I64(exclusive as i64),
             DevArg::I64(reverse as i64),
+        ],
+    )
+}
+
+/// ONNX TopK (sorted) on `[outer, len, inner]` data: along each `(o, i)` line, the `k`
+/// largest elements (smallest when `largest` is false) in order, best first, into
+/// `values` (`[outer, k, inner]`, the input's dtype, bit copies) and their positions
+/// along the axis into `indices` (`[outer, k, inner]`, i64). The order is a total one
+/// ([`gpukit_core::topk::TopkElem::beats`]): NaN before every number both ways (as NaN
+/// wins in max / min and argmax / argmin, so `k = 1` agrees with them), `-0.0` equal
+/// to `+0.0`, and equal values keep the lower position first (ONNX's rule), so the
+/// result is one answer on every backend. Any dtype; `k <= len`
+/// (`k = 0` is two empty outputs). Neither output may overlap the other or `x`.
+///
+/// Errors: [`Error::DType`] (`values` and `x` differ, or `indices` is not i64);
+/// [`Error::InvalidArgument`] (`k > len`, or an overlap); [`Error::Length`];
+/// [`Error::SizeOverflow`]; [`Error::Absent`]; [`Error::DeviceMismatch`].
+#[allow(clippy::too_many_arguments)]
+pub fn topk(
+    kit: &Kit,
+    values: &Buf,
+    indices: &Buf,
+    x: &Buf,
+    outer: usize,
+    len: usize,
+    inner: usize,
+    k: usize,
+    largest: bool,
+) -> Result<()> {
+    let op = "topk";
+    check::on_kit(
+        kit,
+        op,
+        &[(values, "values"), (indices, "indices"), (x, "x")],
+    )?;
+    let d = check::same_dtype(op, &[(values, "values"), (x, "x")])?;
+    if indices.dtype() != DType::I64 {
+        return Err(Error::DType {
+            op: op.to_string(),
+            expected: "i64 (indices)".into(),
+            got: indices.dtype(),
+        });
+    }
+    if k > len {
+        return Err(Error::InvalidArgument {
+            op: op.to_string(),
+            reason: format!("k = {k} exceeds the axis length {len}"),
+        });
+    }
+    let n = check::product(op, "[outer, len, inner]", &[outer, len, inner])?;
+    let nout = check::product(op, "[outer, k, inner]", &[outer, k, inner])?;
+    check::len(op, "x", x, n)?;
+    check::len(op, "values", values, nout)?;
+    check::len(op, "indices", indices, nout)?;
+    check::no_overlap(op, values, &[(x, "x"), (indices, "indices")], false)?;
+    check::no_overlap(op, indices, &[(x, "x")], false)?;
+    if nout == 0 {
+        return Ok(());
+    }
+    let s = |w, v| check::i64_of(op, w, v).map(DevArg::I64);
+    kit.launch_builtin(
+        &check::name(op, d),
+        check::launch_1d(n)?,
+        &[
+            values.into(),
+            indices.into(),
+            x.into(),
+            s("outer", outer)?,
+            s("len", len)?,
+            s("inner", inner)?,
+            s("k", k)?,
+            DevArg::I64(largest as i64),
         ],
     )
 }

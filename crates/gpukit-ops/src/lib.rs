@@ -36,7 +36,7 @@ pub use cast::cast;
 pub use check::numel;
 pub use compare::{CmpOp, LogicOp, compare, logical, logical_not, where_};
 pub use conv::*;
-pub use elements::{cumsum, gather_elements, pad, pad_out_dims, scatter_elements};
+pub use elements::{cumsum, gather_elements, pad, pad_out_dims, scatter_elements, topk};
 pub use elementwise::{
     MapFn, abs, add, binary, binary_broadcast, div, exp, log, map, mul, neg, relu, rsqrt, sigmoid,
     silu, softplus, sqrt, sub, tanh, unary,

@@ -138,3 +138,41 @@ pub fn cumsum<T: gpukit_core::numeric::Arith>(
     }
     out
 }
+
+/// Sorted top-`k` along an axis (ONNX TopK): `x` is `[outer, len, inner]`, both
+/// outputs `[outer, k, inner]`. Each `(o, i)` line's positions are sorted with a
+/// *stable* sort by [`gpukit_core::topk::TopkElem::rank_order`] (NaN first, then
+/// descending for `largest`, ascending otherwise; `-0 == +0`), so equal values keep
+/// the lower position first; the first `k` give the values (bit copies) and their
+/// positions.
+///
+/// # Panics
+/// When `x` does not hold `outer * len * inner` elements or `k > len`.
+pub fn topk<T: gpukit_core::topk::TopkElem>(
+    x: &[T],
+    outer: usize,
+    len: usize,
+    inner: usize,
+    k: usize,
+    largest: bool,
+) -> (Vec<T>, Vec<i64>) {
+    let what = "topk";
+    assert_len(what, "x", x.len(), numel(&[outer, len, inner], what));
+    assert!(k <= len, "topk: k = {k} > len = {len}");
+    let mut values = Vec::with_capacity(outer * k * inner);
+    let mut indices = vec![0i64; outer * k * inner];
+    values.resize(outer * k * inner, T::default());
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |p: usize| x[(o * len + p) * inner + i];
+            let mut pos: Vec<usize> = (0..len).collect();
+            pos.sort_by(|&a, &b| T::rank_order(at(a), at(b), largest));
+            for (r, &p) in pos.iter().take(k).enumerate() {
+                let e = (o * k + r) * inner + i;
+                values[e] = at(p);
+                indices[e] = p as i64;
+            }
+        }
+    }
+    (values, indices)
+}

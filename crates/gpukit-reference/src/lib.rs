@@ -48,7 +48,7 @@ pub use attention_general::attention_general;
 pub use cast::cast;
 pub use compare::{compare, logical, where_};
 pub use conv::*;
-pub use elements::{cumsum, gather_elements, scatter_elements};
+pub use elements::{cumsum, gather_elements, scatter_elements, topk};
 pub use linear::{linear, matmul_broadcast};
 pub use movement::*;
 pub use norm::*;

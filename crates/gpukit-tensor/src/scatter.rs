@@ -1,6 +1,6 @@
 //! Element-wise index methods (ONNX GatherElements and ScatterElements) built on the
-//! `gather_elements` / `scatter_elements` ops, ONNX Pad on the `pad` op and ONNX
-//! CumSum on the `cumsum` op.
+//! `gather_elements` / `scatter_elements` ops, ONNX Pad on the `pad` op, ONNX
+//! CumSum on the `cumsum` op and ONNX TopK on the `topk` op.
 
 use gpukit_core::elements::ScatterReduction;
 use gpukit_core::pad::PadMode;
@@ -303,5 +303,64 @@ impl Tensor {
             reverse,
         )?;
         Ok(out)
+    }
+
+    /// ONNX TopK (sorted): the `k` largest elements along `axis` (negative counts from
+    /// the end), or the `k` smallest when `largest` is false, best first, with their
+    /// positions along the axis. Returns `(values, indices)`, both of the input's shape
+    /// with `axis` of length `k`; values keep the input's dtype (bit copies), indices are
+    /// i64. The order is total, so every backend gives the same answer: NaN before every
+    /// number both ways (NaN wins as in `max` / `min` and `argmax` / `argmin`, so `k = 1`
+    /// agrees with them), `-0.0` equal to `+0.0`, and equal values keep the lower position
+    /// first (ONNX's rule). Any dtype.
+    ///
+    /// ```
+    /// # fn main() -> gpukit_core::Result<()> {
+    /// let kit = gpukit::cpu()?;
+    /// let x = gpukit_tensor::Tensor::from_slice(&kit, &[3.0f32, 1.0, 4.0, 1.0, 5.0, 9.0], &[2, 3])?;
+    /// let (v, i) = x.topk(2, -1, true)?;
+    /// assert_eq!(v.dims(), &[2, 2]);
+    /// assert_eq!(v.to_vec::<f32>()?, [4.0, 3.0, 9.0, 5.0]);
+    /// assert_eq!(i.to_vec::<i64>()?, [2, 0, 2, 1]);
+    /// let (v, i) = x.topk(1, 0, false)?;
+    /// assert_eq!((v.to_vec::<f32>()?, i.to_vec::<i64>()?), (vec![1.0, 1.0, 4.0], vec![1, 0, 0]));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// Errors: [`Error::InvalidArgument`] when `axis` is out of range (a rank-0 tensor
+    /// has no axis) or `k` exceeds the axis length, naming both.
+    pub fn topk(&self, k: usize, axis: i64, largest: bool) -> Result<(Tensor, Tensor)> {
+        let op = "topk";
+        let ax = layout::axis(op, axis, &self.dims)?;
+        let len = self.dims[ax];
+        if k > len {
+            return Err(Error::InvalidArgument {
+                op: op.into(),
+                reason: format!(
+                    "k = {k} exceeds the length {len} of axis {axis} of shape {:?}",
+                    self.dims
+                ),
+            });
+        }
+        let x = self.contiguous()?;
+        let mut dims = self.dims.to_vec();
+        dims[ax] = k;
+        let values = self.alloc_like(&dims, self.dtype())?;
+        let indices = self.alloc_like(&dims, DType::I64)?;
+        let outer: usize = self.dims[..ax].iter().product();
+        let inner: usize = self.dims[ax + 1..].iter().product();
+        gpukit_ops::topk(
+            &self.kit,
+            &values.buf,
+            &indices.buf,
+            &x.buf,
+            outer,
+            len,
+            inner,
+            k,
+            largest,
+        )?;
+        Ok((values, indices))
     }
 }

@@ -1,6 +1,7 @@
 //! Self-checks of the element-wise index group: `gather_elements` and
 //! `scatter_elements` (every reduction), `pad` (every mode, crops and long pads) and
-//! `cumsum` (inclusive / exclusive, forward / reverse) at each dtype, on random bit patterns (NaN
+//! `cumsum` (inclusive / exclusive, forward / reverse) and `topk` (largest / smallest,
+//! k from 1 to the whole axis, many ties) at each dtype, on random bit patterns (NaN
 //! payloads, ±inf, -0.0, subnormals) with many duplicate indices, negative ones
 //! included, compared bit for bit with the reference oracle. Each check is named after
 //! its kernel, so emu-check reports it on the kernel.
@@ -106,12 +107,45 @@ fn cumsum_check<T: ScatterElem + gpukit_core::numeric::Arith>(
     Ok(None)
 }
 
+/// `[5, 37, 33]` along the middle axis and `[4, 300]` along the last, `k` of 1, 7 and
+/// the whole axis, largest and smallest; every third value repeats an earlier one of
+/// the buffer (exact ties, so the lower-index rule is exercised).
+fn topk_check<T: ScatterElem + gpukit_core::topk::TopkElem>(
+    kit: &Kit,
+    seed: u64,
+) -> Result<Option<String>> {
+    let mut rng = Rng::new(seed ^ 0x7a4b ^ T::DTYPE as u64);
+    for (o, l, i) in [(5usize, 37usize, 33usize), (4, 300, 1)] {
+        let mut x = values::<T>(&mut rng, o * l * i);
+        for e in (3..x.len()).step_by(3) {
+            x[e] = x[(rng.next_u64() % e as u64) as usize];
+        }
+        let bx = kit.upload(&x)?;
+        for k in [1, 7, l] {
+            let v = kit.alloc(T::DTYPE, o * k * i)?;
+            let ix = kit.alloc(DType::I64, o * k * i)?;
+            for largest in [true, false] {
+                ops::topk(kit, &v, &ix, &bx, o, l, i, k, largest)?;
+                let (wv, wi) = reference::topk(&x, o, l, i, k, largest);
+                let (gv, gi) = (v.download::<T>()?, ix.download::<i64>()?);
+                let m = mismatch(&gv, &wv).or_else(|| mismatch(&gi, &wi));
+                if let Some(m) = m {
+                    return Ok(Some(format!(
+                        "[{o}, {l}, {i}] k {k} largest {largest}: {m}"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
 type Run = fn(&Kit, u64) -> Result<Option<String>>;
 
-/// The element-wise index, pad and cumsum checks: 24, one per kernel.
+/// The element-wise index, pad, cumsum and topk checks: 30, one per kernel.
 pub(crate) fn checks() -> Vec<Check> {
-    let mut v = Vec::with_capacity(24);
-    let rows: [(&'static str, [Run; 6]); 4] = [
+    let mut v = Vec::with_capacity(30);
+    let rows: [(&'static str, [Run; 6]); 5] = [
         (
             "gather_elements",
             [
@@ -154,6 +188,17 @@ pub(crate) fn checks() -> Vec<Check> {
                 cumsum_check::<bf16>,
                 cumsum_check::<i64>,
                 cumsum_check::<i32>,
+            ],
+        ),
+        (
+            "topk",
+            [
+                topk_check::<f32>,
+                topk_check::<f64>,
+                topk_check::<f16>,
+                topk_check::<bf16>,
+                topk_check::<i64>,
+                topk_check::<i32>,
             ],
         ),
     ];

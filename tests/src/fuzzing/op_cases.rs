@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 71] = [
+pub const OPS: [&str; 72] = [
     "softmax_rows",
     "sum",
     "dot",
@@ -90,6 +90,7 @@ pub const OPS: [&str; 71] = [
     "pad",
     "pad_out_dims",
     "cumsum",
+    "topk",
 ];
 
 /// The checked product of `dims`, if it is a buffer length the case may allocate.
@@ -1061,6 +1062,21 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             let y = c.buf("y", d, fit(&[outer, len, inner]));
             let x = c.input("x", d, fit(&[outer, len, inner]), y);
             ops::cumsum(k, c.v(y), c.v(x), outer, len, inner, exclusive, reverse)
+        }
+        "topk" => {
+            let (outer, len, inner) = (c.dim("outer"), c.dim("len"), c.dim("inner"));
+            let kk = if !c.tame && c.r.one_in(8) {
+                len.saturating_add(1 + c.r.below(3) as usize)
+            } else {
+                c.r.below((len as u64).saturating_add(1)) as usize
+            };
+            let largest = c.r.one_in(2);
+            c.note("k", kk);
+            c.note("largest", largest);
+            let v = c.buf("values", d, fit(&[outer, kk, inner]));
+            let ix = c.buf("indices", DType::I64, fit(&[outer, kk, inner]));
+            let x = c.input("x", d, fit(&[outer, len, inner]), v);
+            ops::topk(k, c.v(v), c.v(ix), c.v(x), outer, len, inner, kk, largest)
         }
         "pad" | "pad_out_dims" => {
             let dims = c.dims("dims", 4);

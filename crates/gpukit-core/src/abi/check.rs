@@ -558,6 +558,17 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
             c.need_prod(0, &[s[2], s[3], s[4]])?;
             c.need_prod(1, &[s[2], s[3], s[4]])?;
         }
+        "topk" => {
+            if s[7] > 1 {
+                return c.err(7, format!("flag {} is not 0 or 1", s[7]));
+            }
+            if s[6] > s[4] {
+                return c.err(6, format!("k = {} exceeds the axis length {}", s[6], s[4]));
+            }
+            c.need_prod(0, &[s[3], s[6], s[5]])?;
+            c.need_prod(1, &[s[3], s[6], s[5]])?;
+            c.need_prod(2, &[s[3], s[4], s[5]])?;
+        }
         "scatter_elements" => {
             if s[7] > 4 {
                 return c.err(7, format!("reduction code {} is not in 0..=4", s[7]));

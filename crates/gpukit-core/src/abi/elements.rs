@@ -27,6 +27,12 @@
 //!   in with one rounding ([`crate::numeric::Arith::acc_step`]; integers wrap); the inclusive
 //!   output is `acc_store(acc)` after each element, the exclusive one (`exclusive` 1)
 //!   the value before it (`+0` / `0` for the line's first). `y` overlaps nothing.
+//! - `topk(values, indices, x, outer, len, inner, k, largest)` (ONNX TopK, sorted): `x`
+//!   `[outer, len, inner]`, `values` and `indices` (i64) `[outer, k, inner]`, `k <= len`,
+//!   `largest` 0 or 1. Along each `(o, i)` line, output position `r` holds the element
+//!   that exactly `r` others of the line beat ([`crate::topk::TopkElem::beats`]: NaN
+//!   first, then by value, ties to the lower position) and its position along the axis;
+//!   values are bit copies. Neither output overlaps anything.
 
 use super::{ALL_DTYPES, KernelSig};
 
@@ -53,5 +59,10 @@ pub const KERNELS: &[KernelSig] = &[
         op: "cumsum",
         dtypes: ALL,
         args: "y: buf, x: buf, outer, len, inner, exclusive, reverse",
+    },
+    KernelSig {
+        op: "topk",
+        dtypes: ALL,
+        args: "values: buf, indices: buf<i64>, x: buf, outer, len, inner, k, largest",
     },
 ];

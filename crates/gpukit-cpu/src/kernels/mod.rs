@@ -27,6 +27,7 @@ mod matmul;
 pub(crate) mod reduce;
 pub mod simd;
 pub(crate) mod softmax;
+mod topk;
 
 /// Elements per rayon task in memory-bound kernels.
 pub(crate) const PAR_GRAIN: usize = 1 << 16;
@@ -115,6 +116,7 @@ pub(crate) fn table() -> &'static [(String, BuiltinFn)] {
         v.extend(cast::entries());
         v.extend(compare::entries());
         v.extend(elements::entries());
+        v.extend(topk::entries());
         v
     })
 }

@@ -8,6 +8,8 @@
 //!
 //! * `cumsum`: one grid-stride launch over the `outer * inner` lines; each thread runs
 //!   its line's chain in order (the contract's order: no parallel scan).
+//! * `topk`: one grid-stride launch over the `outer * len * inner` inputs; each thread
+//!   counts its element's rank in its line and writes it when the rank is below `k`.
 //!
 //! Nothing to move (an empty output or no updates) is no launch.
 
@@ -42,6 +44,15 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
             return Ok(Plan::default());
         }
         return Ok(grid_stride(c.entry(), product(c, &[2, 4])?, c.all_args()));
+    }
+    if c.op == "topk" {
+        // values, indices, x, outer, len, inner, k, largest.
+        c.count(7)?;
+        let inputs = product(c, &[3, 4, 5])?;
+        if product(c, &[3, 6, 5])? == 0 {
+            return Ok(Plan::default());
+        }
+        return Ok(grid_stride(c.entry(), inputs, c.all_args()));
     }
     // Both: [y|out], [idx|data], .., outer, axis_len, inner, nidx (, reduction).
     product(c, &[3, 4, 5])?;
@@ -91,6 +102,21 @@ mod tests {
         assert_eq!(p.steps[0].cfg.grid, Dim3::x(1));
         assert!(plan("cumsum_f32", &a(3, 0, 5)).unwrap().steps.is_empty());
         assert!(plan("cumsum_f32", &a(-1, 7, 5)).is_err());
+    }
+
+    #[test]
+    fn topk_is_one_thread_per_input_and_nothing_when_k_is_0() {
+        let b = |p: u64, t: DType| crate::plan::testing::buf(p << 24, t);
+        let a = |outer: i64, len: i64, inner: i64, k: i64| {
+            let mut v = vec![b(1, DType::F32), b(2, DType::I64), b(3, DType::F32)];
+            v.extend([outer, len, inner, k, 1].map(KernelArg::I64));
+            v
+        };
+        let p = plan("topk_f32", &a(3, 700, 5, 4)).unwrap();
+        assert_eq!(p.steps.len(), 1);
+        assert_eq!(p.steps[0].entry, "topk_f32");
+        assert!(plan("topk_f32", &a(3, 7, 5, 0)).unwrap().steps.is_empty());
+        assert!(plan("topk_f32", &a(3, 7, -5, 2)).is_err());
     }
 
     #[test]
@@ -147,11 +173,20 @@ mod tests {
             ];
             let mut cumsum_args = vec![b(1, d), b(2, d)];
             cumsum_args.extend([2, 3, 4, 1, 0].map(KernelArg::I64));
-            for op in ["gather_elements", "scatter_elements", "pad", "cumsum"] {
+            let mut topk_args = vec![b(1, d), b(2, DType::I64), b(3, d)];
+            topk_args.extend([2, 3, 4, 2, 1].map(KernelArg::I64));
+            for op in [
+                "gather_elements",
+                "scatter_elements",
+                "pad",
+                "cumsum",
+                "topk",
+            ] {
                 let name = format!("{op}_{}", d.name());
                 let a = match op {
                     "pad" => pad_args.clone(),
                     "cumsum" => cumsum_args.clone(),
+                    "topk" => topk_args.clone(),
                     _ => args(op, d, 2, 3, 4, 5),
                 };
                 for s in plan(&name, &a).unwrap().steps {

@@ -210,7 +210,7 @@ pub fn plan(name: &str, args: &[KernelArg]) -> Result<Plan> {
         "reduce_axes" => reduce_axes::plan(&call),
         // kernels-cuda/resize.cu: one thread per output, grid-stride over n_out.
         "resize" => Ok(grid_stride(call.entry(), call.count(8)?, call.all_args())),
-        "gather_elements" | "scatter_elements" | "pad" | "cumsum" => elements::plan(&call),
+        "gather_elements" | "scatter_elements" | "pad" | "cumsum" | "topk" => elements::plan(&call),
         // kernels-cuda/cast.cu: out, a, n, one grid-stride launch over n.
         _ if gpukit_core::abi::cast::source_of(op).is_some() => {
             Ok(grid_stride(call.entry(), call.count(2)?, call.all_args()))
