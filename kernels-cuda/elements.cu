@@ -266,7 +266,7 @@ GK_FOR_cumsum(EL_CUMSUM)
 // ---------------------------------------------------------------------------------
 // topk (sorted): one thread per input element (o, j, i) of [outer, len, inner],
 // grid-stride. Its output position is its rank: how many elements of its line beat it
-// (gpukit_core::topk::TopkElem::beats: NaN first, then by value with -0 == +0, ties to
+// (gpukit_core::topk::TopkElem::beats: by value with NaN largest and -0 == +0, ties to
 // the lower position). The ranks of a line are a permutation of
 // 0..len, so the k elements ranked below k write each output exactly once, with no
 // atomics and no sort; a thread stops counting once its rank reaches k. Neighbouring
@@ -292,14 +292,14 @@ template <> struct TkKey<int> {
     static __device__ __forceinline__ bool nan(int) { return false; }
 };
 
-// Whether (a, ia) comes before (b, ib): NaN first (two NaNs tie), then the strictly
-// greater (LARGEST) or smaller number; ties to the lower position.
+// Whether (a, ia) comes before (b, ib): the strictly greater (LARGEST) or smaller value,
+// NaN above every number (two NaNs tie); ties to the lower position.
 template <class T, bool LARGEST>
 __device__ __forceinline__ bool tk_beats(typename TkKey<T>::K a, i64 ia, typename TkKey<T>::K b,
                                          i64 ib) {
     typedef TkKey<T> Key;
     const bool an = Key::nan(a), bn = Key::nan(b);
-    if (an || bn) return an && (!bn || ia < ib);
+    if (an || bn) return an && bn ? ia < ib : (LARGEST ? an : bn);
     return LARGEST ? (a > b || (a == b && ia < ib)) : (a < b || (a == b && ia < ib));
 }
 

@@ -86,7 +86,7 @@ suite!(i32, topk_i32);
 
 /// Hand-computed answers (what `torch.topk` and ONNX's reference give where they
 /// agree) on every backend: ties to the lower index both ways, -0.0 equal to +0.0 (the
-/// first one wins), NaN first both ways, and a strided axis.
+/// first one wins), NaN largest (first, or last for the smallest), and a strided axis.
 #[test]
 fn matches_by_hand() {
     let nan = f32::NAN;
@@ -94,14 +94,19 @@ fn matches_by_hand() {
     let x = [1.0f32, 3.0, -0.0, 3.0, nan, 0.0, -2.0, 1.0];
     let cases: [(bool, usize, &[f32], &[i64]); 4] = [
         (true, 4, &[nan, 3.0, 3.0, 1.0], &[4, 1, 3, 0]),
-        (false, 4, &[nan, -2.0, -0.0, 0.0], &[4, 6, 2, 5]),
+        (false, 4, &[-2.0, -0.0, 0.0, 1.0], &[6, 2, 5, 0]),
         (
             true,
             8,
             &[nan, 3.0, 3.0, 1.0, 1.0, -0.0, 0.0, -2.0],
             &[4, 1, 3, 0, 7, 2, 5, 6],
         ),
-        (false, 1, &[nan], &[4]),
+        (
+            false,
+            8,
+            &[-2.0, -0.0, 0.0, 1.0, 1.0, 3.0, 3.0, nan],
+            &[6, 2, 5, 0, 7, 1, 3, 4],
+        ),
     ];
     for (largest, k, wv, wi) in cases {
         let what = format!("topk by hand, largest {largest} k {k}");

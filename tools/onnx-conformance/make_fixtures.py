@@ -625,6 +625,26 @@ def main():
     case("pow_i32", "Pow", [ints((5,), np.int32, lo=-3, hi=4), np.array(3, np.int32)],
          tol=EXACT)
 
+    # TopK (K as a one-element int64 input; axis, largest, sorted attributes): equal
+    # values keep the lower index first (ONNX's rule); NaN counts as the largest value
+    # (the reference's numpy sort order), -0.0 equals +0.0.
+    case("topk_axis-1_f32", "TopK", [floats((3, 7), edge=True), np.array([4], np.int64)],
+         n_out=2, tol=EXACT)
+    case("topk_smallest_axis0_f64", "TopK",
+         [floats((6, 3), np.float64, edge=True), np.array([3], np.int64)],
+         {"axis": 0, "largest": 0}, n_out=2, tol=EXACT)
+    case("topk_ties_i64", "TopK", [ints((2, 8), lo=-2, hi=3), np.array([5], np.int64)],
+         {"axis": 1}, n_out=2, tol=EXACT)
+    case("topk_smallest_ties_i32", "TopK",
+         [ints((4, 5), np.int32, lo=-1, hi=2), np.array([2], np.int64)],
+         {"axis": -2, "largest": 0}, n_out=2, tol=EXACT)
+    case("topk_all_f16", "TopK", [floats((2, 6), np.float16), np.array([6], np.int64)],
+         n_out=2, tol=EXACT)
+    case("topk_middle_axis_f32", "TopK", [floats((2, 5, 3)), np.array([2], np.int64)],
+         {"axis": 1}, n_out=2, tol=EXACT)
+    case("topk_k0_f32", "TopK", [floats((3, 4)), np.array([0], np.int64)], n_out=2,
+         tol=EXACT)
+
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:
         f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"
                 "\tnote\n")

@@ -301,9 +301,9 @@ pub fn cumsum(
 /// largest elements (smallest when `largest` is false) in order, best first, into
 /// `values` (`[outer, k, inner]`, the input's dtype, bit copies) and their positions
 /// along the axis into `indices` (`[outer, k, inner]`, i64). The order is a total one
-/// ([`gpukit_core::topk::TopkElem::beats`]): NaN before every number both ways (as NaN
-/// wins in max / min and argmax / argmin, so `k = 1` agrees with them), `-0.0` equal
-/// to `+0.0`, and equal values keep the lower position first (ONNX's rule), so the
+/// ([`gpukit_core::topk::TopkElem::beats`]): NaN above every number (first when
+/// `largest`, last otherwise, as ONNX's reference and `torch.topk`), `-0.0` equal to
+/// `+0.0`, and equal values keep the lower position first (ONNX's rule), so the
 /// result is one answer on every backend. Any dtype; `k <= len`
 /// (`k = 0` is two empty outputs). Neither output may overlap the other or `x`.
 ///

@@ -141,8 +141,8 @@ pub fn cumsum<T: gpukit_core::numeric::Arith>(
 
 /// Sorted top-`k` along an axis (ONNX TopK): `x` is `[outer, len, inner]`, both
 /// outputs `[outer, k, inner]`. Each `(o, i)` line's positions are sorted with a
-/// *stable* sort by [`gpukit_core::topk::TopkElem::rank_order`] (NaN first, then
-/// descending for `largest`, ascending otherwise; `-0 == +0`), so equal values keep
+/// *stable* sort by [`gpukit_core::topk::TopkElem::rank_order`] (descending for
+/// `largest`, ascending otherwise; NaN above every number; `-0 == +0`), so equal values keep
 /// the lower position first; the first `k` give the values (bit copies) and their
 /// positions.
 ///

@@ -309,9 +309,9 @@ impl Tensor {
     /// the end), or the `k` smallest when `largest` is false, best first, with their
     /// positions along the axis. Returns `(values, indices)`, both of the input's shape
     /// with `axis` of length `k`; values keep the input's dtype (bit copies), indices are
-    /// i64. The order is total, so every backend gives the same answer: NaN before every
-    /// number both ways (NaN wins as in `max` / `min` and `argmax` / `argmin`, so `k = 1`
-    /// agrees with them), `-0.0` equal to `+0.0`, and equal values keep the lower position
+    /// i64. The order is total, so every backend gives the same answer: NaN above every
+    /// number (first when `largest`, last otherwise, as ONNX's reference and
+    /// `torch.topk`), `-0.0` equal to `+0.0`, and equal values keep the lower position
     /// first (ONNX's rule). Any dtype.
     ///
     /// ```

@@ -66,6 +66,38 @@ proptest! {
     }
 
     #[test]
+    fn topk_and_pow_never_panic(
+        d in dims(),
+        axis in -6i64..6,
+        k in prop::sample::select(vec![0usize, 1, 2, 3, 5, usize::MAX]),
+        largest in any::<bool>(),
+        e in dims(),
+    ) {
+        let kit = gpukit::cpu().unwrap();
+        let x = Tensor::from_slice(&kit, &values(d.iter().product(), 7), &d).unwrap();
+        match x.topk(k, axis, largest) {
+            Ok((v, i)) => {
+                let ax = axis.rem_euclid(d.len().max(1) as i64) as usize;
+                prop_assert!(axis >= -(d.len() as i64) && axis < d.len() as i64 && k <= d[ax]);
+                let mut od = d.clone();
+                od[ax] = k;
+                prop_assert_eq!(v.dims(), &od[..]);
+                prop_assert_eq!(i.dims(), &od[..]);
+                let idx = i.to_vec::<i64>().unwrap();
+                prop_assert!(idx.iter().all(|&p| p >= 0 && (p as usize) < d[ax]));
+            }
+            Err(err) => prop_assert!(
+                matches!(err, gpukit::Error::InvalidArgument { .. }),
+                "{err}"
+            ),
+        }
+        let y = Tensor::from_slice(&kit, &values(e.iter().product(), 8), &e).unwrap();
+        if let Ok(p) = x.pow(&y) {
+            prop_assert_eq!(p.numel(), p.to_vec::<f32>().unwrap().len());
+        }
+    }
+
+    #[test]
     fn views_never_panic(
         d in dims(),
         axis in -6i64..6,

@@ -382,6 +382,14 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
                 c.int("reverse", 0) != 0,
             )?]
         }
+        "TopK" => {
+            // `sorted` = 0 leaves the order open: gpukit's sorted output is one valid answer.
+            let k = req(1).to_dtype(DType::I64)?.to_vec::<i64>()?;
+            let k =
+                usize::try_from(k[0]).map_err(|_| Fail::Unsupported(format!("K = {}", k[0])))?;
+            let (v, i) = req(0).topk(k, c.int("axis", -1), c.int("largest", 1) != 0)?;
+            vec![v, i]
+        }
         "OneHot" => {
             let depth = host_f64(req(1));
             if !(depth >= 0.0 && depth.fract() == 0.0) {

@@ -30,8 +30,8 @@
 //! - `topk(values, indices, x, outer, len, inner, k, largest)` (ONNX TopK, sorted): `x`
 //!   `[outer, len, inner]`, `values` and `indices` (i64) `[outer, k, inner]`, `k <= len`,
 //!   `largest` 0 or 1. Along each `(o, i)` line, output position `r` holds the element
-//!   that exactly `r` others of the line beat ([`crate::topk::TopkElem::beats`]: NaN
-//!   first, then by value, ties to the lower position) and its position along the axis;
+//!   that exactly `r` others of the line beat ([`crate::topk::TopkElem::beats`]: by
+//!   value, NaN above every number, ties to the lower position) and its position along the axis;
 //!   values are bit copies. Neither output overlaps anything.
 
 use super::{ALL_DTYPES, KernelSig};

@@ -1,6 +1,6 @@
 //! Sorted top-k along an axis (abi::elements `topk`; ONNX TopK). Each `(o, i)` line's
 //! positions are partitioned around the k-th by [`TopkElem::beats`] (a strict total
-//! order: NaN first, then value, then position), and the first k sorted by it; so the
+//! order: value with NaN largest, then position), and the first k sorted by it; so the
 //! output is the one the contract defines, whatever the selection algorithm.
 
 use std::cmp::Ordering;
