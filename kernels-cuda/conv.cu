@@ -4,6 +4,7 @@
 //   conv2d_direct_{dtype}     one thread per output                   (aux entry, same args)
 //   conv_transpose2d_{dtype}  one thread per output, gather form
 //   max_pool2d_{dtype}        one thread per output
+//   max_pool2d_index_{dtype}  one thread per output: the first tap holding the maximum
 //
 // Order of operations (docs/ops/conv.md): conv2d's output is the fma chain
 // acc = fma(xv, load(w[oc][icl][ky][kx]), acc) over the group's taps t = (icl, ky, kx)
@@ -426,6 +427,57 @@ __device__ __forceinline__ void gk_max_pool2d(T* __restrict__ y, const T* __rest
     }
 }
 
+// max_pool2d_index: one thread per output. Pass 1 is max_pool2d's fold; pass 2 finds
+// the first in-image tap (row-major window order) equal to the maximum bit for bit (any
+// NaN to a NaN) and writes its flattened input index: row major over (h, w) or, with
+// storage_order 1, column major (w, h). -1 when no tap matches (impossible for a valid
+// launch). The plan drops the all-padding taps as for max_pool2d; indices are computed
+// from the real image position, so they do not change.
+template <class T>
+__device__ __forceinline__ void gk_max_pool2d_index(i64* __restrict__ idx,
+                                                    const T* __restrict__ x, i64 n, i64 c,
+                                                    i64 h, i64 w, i64 kh, i64 kw, i64 oh,
+                                                    i64 ow, i64 pt, i64 pl, i64 sh, i64 sw,
+                                                    i64 dh, i64 dw, bool column_major) {
+    typedef typename GkElem<T>::Real R;
+    const i64 total = n * c * oh * ow;
+    const i64 d[3] = {n * c, oh, ow};
+    if (total <= 0) return;
+    GkWalk<3> it(d);
+    for (i64 o = gk_tid(); o < total; o += gk_nthreads(), it.next(d)) {
+        const i64 plane = it.i[0], oy = it.i[1], ox = it.i[2];
+        const T* xp = x + plane * h * w;
+        const i64 y0 = oy * sh - pt, x0 = ox * sw - pl;
+        R m = gk_conv_neg_inf<R>();
+        for (i64 ky = 0; ky < kh; ++ky) {
+            const i64 iy = y0 + ky * dh;
+            if (iy < 0 || iy >= h) continue;
+            for (i64 kx = 0; kx < kw; ++kx) {
+                const i64 ix = x0 + kx * dw;
+                if (ix < 0 || ix >= w) continue;
+                m = gk_max_nan(m, gk_load(xp[iy * w + ix]));
+            }
+        }
+        const bool m_nan = m != m;
+        i64 at = -1;
+        for (i64 ky = 0; ky < kh && at < 0; ++ky) {
+            const i64 iy = y0 + ky * dh;
+            if (iy < 0 || iy >= h) continue;
+            for (i64 kx = 0; kx < kw; ++kx) {
+                const i64 ix = x0 + kx * dw;
+                if (ix < 0 || ix >= w) continue;
+                const R v = gk_load(xp[iy * w + ix]);
+                const bool same = m_nan ? (v != v) : (v == m && signbit(v) == signbit(m));
+                if (same) {
+                    at = column_major ? (plane * w + ix) * h + iy : (plane * h + iy) * w + ix;
+                    break;
+                }
+            }
+        }
+        idx[o] = at;
+    }
+}
+
 // ---------------------------------------------------------------------------------
 // Entries
 // ---------------------------------------------------------------------------------
@@ -471,3 +523,12 @@ GK_FOR_conv2d(GK_CONV2D)
 GK_FOR_conv2d_direct(GK_CONV2D_DIRECT)
 GK_FOR_conv_transpose2d(GK_CONV_TRANSPOSE2D)
 GK_FOR_max_pool2d(GK_MAX_POOL2D)
+#define GK_MAX_POOL2D_INDEX(op, sfx, T)                                                        \
+    extern "C" __global__ void __launch_bounds__(256, 3)                                       \
+        op##_##sfx(i64* __restrict__ idx, const T* __restrict__ x, i64 n, i64 c, i64 h, i64 w, \
+                   i64 kh, i64 kw, i64 oh, i64 ow, i64 pad_t, i64 pad_l, i64 stride_h,         \
+                   i64 stride_w, i64 dil_h, i64 dil_w, i64 storage_order) {                    \
+        gk_max_pool2d_index<T>(idx, x, n, c, h, w, kh, kw, oh, ow, pad_t, pad_l, stride_h,     \
+                               stride_w, dil_h, dil_w, storage_order != 0);                    \
+    }
+GK_FOR_max_pool2d_index(GK_MAX_POOL2D_INDEX)

@@ -36,6 +36,7 @@
 #define GK_FOR_conv2d(X) X(conv2d, f32, float) X(conv2d, f64, double) X(conv2d, f16, gk_f16) X(conv2d, bf16, gk_bf16)
 #define GK_FOR_conv_transpose2d(X) X(conv_transpose2d, f32, float) X(conv_transpose2d, f64, double) X(conv_transpose2d, f16, gk_f16) X(conv_transpose2d, bf16, gk_bf16)
 #define GK_FOR_max_pool2d(X) X(max_pool2d, f32, float) X(max_pool2d, f64, double) X(max_pool2d, f16, gk_f16) X(max_pool2d, bf16, gk_bf16)
+#define GK_FOR_max_pool2d_index(X) X(max_pool2d_index, f32, float) X(max_pool2d_index, f64, double) X(max_pool2d_index, f16, gk_f16) X(max_pool2d_index, bf16, gk_bf16)
 #define GK_FOR_batch_norm(X) X(batch_norm, f32, float) X(batch_norm, f64, double) X(batch_norm, f16, gk_f16) X(batch_norm, bf16, gk_bf16)
 #define GK_FOR_layer_norm(X) X(layer_norm, f32, float) X(layer_norm, f64, double) X(layer_norm, f16, gk_f16) X(layer_norm, bf16, gk_bf16)
 #define GK_FOR_leaky_relu(X) X(leaky_relu, f32, float) X(leaky_relu, f64, double) X(leaky_relu, f16, gk_f16) X(leaky_relu, bf16, gk_bf16)

@@ -1,5 +1,5 @@
 //! Fuzz target for every public function of `gpukit-ops` (issue 15): random — and
-//! lying — arguments on `cpu` and `ptx-emu`. Case `i` calls op `i mod OPS.len()` (72
+//! lying — arguments on `cpu` and `ptx-emu`. Case `i` calls op `i mod OPS.len()` (73
 //! functions), so every batch calls every op (the CI budget of 150 cases calls each two or three times; the
 //! long run, `GPUKIT_FUZZ_CASES=10000`, about 200 times). The batch runs in a child
 //! process under an address-space limit and a time limit ([`gpukit_tests::child`]),

@@ -645,6 +645,25 @@ def main():
     case("topk_k0_f32", "TopK", [floats((3, 4)), np.array([0], np.int64)], n_out=2,
          tol=EXACT)
 
+    # MaxPool's Indices output (flattened over the whole input; storage_order 1 swaps
+    # the spatial axes). Small integers as floats, so windows hold equal maxima (the
+    # first tap in row-major window order wins); no NaN and no -0.0 (the reference
+    # skips NaN, and keeps the first of -0.0 / +0.0 where gpukit's value output is +0.0).
+    def tied(shape, dtype=np.float32):
+        return ints(shape, lo=-3, hi=4).astype(dtype)
+
+    case("maxpool2d_indices_f32", "MaxPool", [tied((2, 2, 5, 5))],
+         {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]}, n_out=2,
+         tol=EXACT)
+    case("maxpool2d_indices_storage1_f32", "MaxPool", [tied((1, 2, 4, 6))],
+         {"kernel_shape": [2, 3], "strides": [1, 2], "storage_order": 1}, n_out=2,
+         tol=EXACT)
+    case("maxpool2d_indices_dil_ceil_f32", "MaxPool", [floats((1, 1, 7, 6))],
+         {"kernel_shape": [2, 2], "dilations": [2, 1], "ceil_mode": 1, "strides": [2, 2]},
+         n_out=2, tol=EXACT)
+    case("maxpool1d_indices_f32", "MaxPool", [tied((2, 3, 9))],
+         {"kernel_shape": [3], "strides": [2], "pads": [1, 0]}, n_out=2, tol=EXACT)
+
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:
         f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"
                 "\tnote\n")

@@ -451,6 +451,36 @@ fn pool_shape(op: &str, p: &MaxPool2dParams) -> Result<[usize; 4]> {
     Ok(shape)
 }
 
+/// Appends the pooling kernels' scalar arguments (n, c, h, w, kh, kw, oh, ow, pad_t,
+/// pad_l, stride_h, stride_w, dil_h, dil_w).
+fn pool_scalars(
+    op: &str,
+    p: &MaxPool2dParams,
+    oh: usize,
+    ow: usize,
+    args: &mut Vec<DevArg<'_>>,
+) -> Result<()> {
+    for (what, v) in [
+        ("n", p.n),
+        ("c", p.c),
+        ("h", p.h),
+        ("w", p.w),
+        ("kh", p.kh),
+        ("kw", p.kw),
+        ("oh", oh),
+        ("ow", ow),
+        ("pad_t", p.pads[0]),
+        ("pad_l", p.pads[1]),
+        ("stride_h", p.strides[0]),
+        ("stride_w", p.strides[1]),
+        ("dil_h", p.dilations[0]),
+        ("dil_w", p.dilations[1]),
+    ] {
+        args.push(DevArg::I64(check::i64_of(op, what, v)?));
+    }
+    Ok(())
+}
+
 /// The output shape `[n, c, oh, ow]` of [`max_pool2d`] (the ONNX formula with
 /// `ceil_mode = 0`, as [`conv2d_out_shape`]).
 ///
@@ -495,25 +525,52 @@ pub fn max_pool2d(kit: &Kit, y: &Buf, x: &Buf, p: &MaxPool2dParams) -> Result<()
         return Ok(());
     }
     let mut args: Vec<DevArg<'_>> = vec![y.into(), x.into()];
-    for (what, v) in [
-        ("n", p.n),
-        ("c", p.c),
-        ("h", p.h),
-        ("w", p.w),
-        ("kh", p.kh),
-        ("kw", p.kw),
-        ("oh", oh),
-        ("ow", ow),
-        ("pad_t", p.pads[0]),
-        ("pad_l", p.pads[1]),
-        ("stride_h", p.strides[0]),
-        ("stride_w", p.strides[1]),
-        ("dil_h", p.dilations[0]),
-        ("dil_w", p.dilations[1]),
-    ] {
-        args.push(DevArg::I64(check::i64_of(op, what, v)?));
-    }
+    pool_scalars(op, p, oh, ow, &mut args)?;
     kit.launch_builtin(&check::name(op, d), check::launch_1d(y_len)?, &args)
+}
+
+/// The indices output of ONNX MaxPool for [`max_pool2d`]'s windows: `idx` (i64,
+/// `[n, c, oh, ow]`) gets, per output, the flattened input index of the first in-image
+/// tap of its window (row-major window order) whose value is the window's maximum bit
+/// for bit (any NaN matching a NaN maximum, so NaN's first position wins). Flattened
+/// over the whole input as ONNX does: `((b·c + ch)·h + ih)·w + iw`, or with
+/// `column_major` (ONNX `storage_order = 1`) `((b·c + ch)·w + iw)·h + ih`. Float dtypes.
+///
+/// Errors: those of [`max_pool2d_out_shape`]; [`Error::Absent`],
+/// [`Error::DeviceMismatch`], [`Error::DType`] (`idx` not i64, `x` not a float),
+/// [`Error::Length`], [`Error::InvalidArgument`] when `idx` overlaps `x`.
+pub fn max_pool2d_index(
+    kit: &Kit,
+    idx: &Buf,
+    x: &Buf,
+    p: &MaxPool2dParams,
+    column_major: bool,
+) -> Result<()> {
+    let op = "max_pool2d_index";
+    check::on_kit(kit, op, &[(idx, "idx"), (x, "x")])?;
+    if idx.dtype() != DType::I64 {
+        return Err(Error::DType {
+            op: op.to_string(),
+            expected: "i64 (indices)".into(),
+            got: idx.dtype(),
+        });
+    }
+    check::float(op, x.dtype())?;
+    let [_, _, oh, ow] = pool_shape(op, p)?;
+    check::len(op, "x", x, check::product(op, "x", &[p.n, p.c, p.h, p.w])?)?;
+    let n_out = check::product(op, "idx", &[p.n, p.c, oh, ow])?;
+    check::len(op, "idx", idx, n_out)?;
+    if n_out > 0 {
+        check_pool_windows(op, p, oh, ow)?;
+    }
+    check::no_overlap(op, idx, &[(x, "x")], false)?;
+    if n_out == 0 {
+        return Ok(());
+    }
+    let mut args: Vec<DevArg<'_>> = vec![idx.into(), x.into()];
+    pool_scalars(op, p, oh, ow, &mut args)?;
+    args.push(DevArg::I64(column_major as i64));
+    kit.launch_builtin(&check::name(op, x.dtype()), check::launch_1d(n_out)?, &args)
 }
 
 #[cfg(test)]

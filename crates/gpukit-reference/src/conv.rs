@@ -317,3 +317,55 @@ pub fn max_pool2d<T: FloatElement>(x: &[T], p: &MaxPool2dParams) -> Vec<T> {
     }
     out
 }
+
+/// The indices output of ONNX MaxPool (`max_pool2d_index`): for each output of
+/// [`max_pool2d`], the flattened input index of the first in-image tap of its window, in
+/// row-major window order, whose value equals the output bit for bit (any NaN matching a
+/// NaN output): `((b*c + ch)*h + ih)*w + iw` (`column_major` false) or
+/// `((b*c + ch)*w + iw)*h + ih` (true).
+///
+/// # Panics
+/// As [`max_pool2d`].
+pub fn max_pool2d_index<T: FloatElement>(
+    x: &[T],
+    p: &MaxPool2dParams,
+    column_major: bool,
+) -> Vec<i64> {
+    let y = max_pool2d(x, p);
+    let (pt, pl) = (p.pads[0], p.pads[1]);
+    let (sh, sw) = (p.strides[0], p.strides[1]);
+    let (dh, dw) = (p.dilations[0], p.dilations[1]);
+    let what = "max_pool2d_index";
+    let oh = window_out(what, p.h, pt, p.pads[2], p.kh, sh, dh);
+    let ow = window_out(what, p.w, pl, p.pads[3], p.kw, sw, dw);
+    let mut out = Vec::with_capacity(y.len());
+    for (o, m) in y.iter().enumerate() {
+        let (plane, r) = (o / (oh * ow), o % (oh * ow));
+        let (i, j) = (r / ow, r % ow);
+        let m = m.load();
+        let mut found = None;
+        'window: for kh in 0..p.kh {
+            for kw in 0..p.kw {
+                let ih = (i * sh + kh * dh) as i128 - pt as i128;
+                let iw = (j * sw + kw * dw) as i128 - pl as i128;
+                if ih < 0 || iw < 0 || ih as usize >= p.h || iw as usize >= p.w {
+                    continue;
+                }
+                let (ih, iw) = (ih as usize, iw as usize);
+                let v = x[(plane * p.h + ih) * p.w + iw].load();
+                let same = (v.is_nan() && m.is_nan())
+                    || (v == m && v.is_sign_negative() == m.is_sign_negative());
+                if same {
+                    found = Some(if column_major {
+                        (plane * p.w + iw) * p.h + ih
+                    } else {
+                        (plane * p.h + ih) * p.w + iw
+                    });
+                    break 'window;
+                }
+            }
+        }
+        out.push(found.expect("the maximum is one of the window's taps") as i64);
+    }
+    out
+}

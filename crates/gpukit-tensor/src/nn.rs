@@ -10,7 +10,7 @@
 //! - max pool `ceil_mode` adds end padding, which never takes part in a maximum;
 //! - conv-transpose `output_shape` becomes pads (and is checked).
 
-use gpukit_core::Result;
+use gpukit_core::{DType, Result};
 use gpukit_ops::{BatchNorm, Conv2dParams, ConvTranspose2dParams, MaxPool2dParams};
 
 use crate::Tensor;
@@ -480,6 +480,43 @@ impl Tensor {
         let y = self.alloc_like(&shape, self.dtype())?;
         gpukit_ops::max_pool2d(&self.kit, &y.buf, &x.buf, &p)?;
         unlift(y, one_d)
+    }
+
+    /// Max pooling with ONNX MaxPool's `Indices` output: `(values, indices)`, values as
+    /// [`Tensor::max_pool`], indices i64 of the same shape. Each index is that of the
+    /// first in-image tap of the window (row-major window order) holding the maximum bit
+    /// for bit (NaN's first position when NaN wins; `+0.0` over an earlier `-0.0`, since
+    /// `max(-0, +0) = +0`), flattened over the whole input tensor as ONNX defines it:
+    /// `((b·c + ch)·h + ih)·w + iw`, or with `column_major` (ONNX `storage_order = 1`)
+    /// `((b·c + ch)·w + iw)·h + ih`. Padding never takes part and never shifts an index.
+    ///
+    /// ```
+    /// # fn main() -> gpukit_core::Result<()> {
+    /// use gpukit_tensor::{PoolOptions, Tensor};
+    /// let kit = gpukit::cpu()?;
+    /// let x = Tensor::from_slice(&kit, &[1.0f32, 5.0, 2.0, 5.0, 0.0, 3.0, 4.0, 9.0, 8.0], &[1, 1, 3, 3])?;
+    /// let opts = PoolOptions { kernel: vec![2, 2], ..PoolOptions::default() };
+    /// let (v, i) = x.max_pool_with_indices(&opts, false)?;
+    /// assert_eq!(v.to_vec::<f32>()?, [5.0, 5.0, 9.0, 9.0]);
+    /// assert_eq!(i.to_vec::<i64>()?, [1, 1, 7, 7]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// Errors: as [`Tensor::max_pool`].
+    pub fn max_pool_with_indices(
+        &self,
+        o: &PoolOptions,
+        column_major: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let (p, one_d, _) = pool_geometry("max_pool", &self.dims, o)?;
+        let shape = gpukit_ops::max_pool2d_out_shape(&p)?;
+        let x = self.contiguous()?;
+        let y = self.alloc_like(&shape, self.dtype())?;
+        gpukit_ops::max_pool2d(&self.kit, &y.buf, &x.buf, &p)?;
+        let idx = self.alloc_like(&shape, DType::I64)?;
+        gpukit_ops::max_pool2d_index(&self.kit, &idx.buf, &x.buf, &p, column_major)?;
+        Ok((unlift(y, one_d)?, unlift(idx, one_d)?))
     }
 
     /// Global average pooling (ONNX GlobalAveragePool): the mean over every axis after

@@ -526,6 +526,11 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
             };
             vec![req(0).conv_transpose(req(1), x.get(2).and_then(|v| v.as_ref()), &o)?]
         }
+        "MaxPool" if c.outputs.len() == 2 => {
+            let order = c.int("storage_order", 0) != 0;
+            let (v, i) = req(0).max_pool_with_indices(&pool_options(c)?, order)?;
+            vec![v, i]
+        }
         "MaxPool" => vec![req(0).max_pool(&pool_options(c)?)?],
         "AveragePool" => {
             let include = c.int("count_include_pad", 0) != 0;

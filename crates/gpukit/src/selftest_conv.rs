@@ -124,6 +124,32 @@ fn max_pool2d<T: FloatElement>(kit: &Kit, seed: u64) -> Result<Option<String>> {
     ))
 }
 
+/// Both storage orders on max_pool2d's geometry; every fourth value repeats an earlier
+/// one, so windows hold equal maxima (the first tap wins).
+fn max_pool2d_index<T: FloatElement>(kit: &Kit, seed: u64) -> Result<Option<String>> {
+    let mut rng = Rng::new(seed ^ 0x45);
+    let p = MaxPool2dParams {
+        pads: [1, 1, 2, 0],
+        strides: [2, 1],
+        dilations: [2, 1],
+        ..MaxPool2dParams::new(2, 3, 17, 19, 3, 3)
+    };
+    let mut x = rand_vec::<T>(&mut rng, p.n * p.c * p.h * p.w);
+    for e in (4..x.len()).step_by(4) {
+        x[e] = x[e - 1 - (e % 3)];
+    }
+    let bx = kit.upload(&x)?;
+    let idx = kit.alloc(DType::I64, ops::max_pool2d_out_shape(&p)?.iter().product())?;
+    for column_major in [false, true] {
+        ops::max_pool2d_index(kit, &idx, &bx, &p, column_major)?;
+        let want = reference::max_pool2d_index(&x, &p, column_major);
+        if let Some(m) = mismatch(&idx.download::<i64>()?, &want) {
+            return Ok(Some(format!("column_major {column_major}: {m}")));
+        }
+    }
+    Ok(None)
+}
+
 macro_rules! float_checks {
     ($op:literal, $f:ident) => {
         [
@@ -158,6 +184,7 @@ pub(crate) fn checks() -> Vec<Check> {
         float_checks!("conv2d", conv2d),
         float_checks!("conv_transpose2d", conv_transpose2d),
         float_checks!("max_pool2d", max_pool2d),
+        float_checks!("max_pool2d_index", max_pool2d_index),
     ]
     .into_iter()
     .flatten()

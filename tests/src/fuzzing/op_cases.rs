@@ -12,7 +12,7 @@ use gpukit::prelude::*;
 use super::{Guarded, MAX_FIT, Rng};
 
 /// Every public function of `gpukit-ops`, in the order the cases visit them.
-pub const OPS: [&str; 72] = [
+pub const OPS: [&str; 73] = [
     "softmax_rows",
     "sum",
     "dot",
@@ -52,6 +52,7 @@ pub const OPS: [&str; 72] = [
     "conv_transpose2d",
     "max_pool2d_out_shape",
     "max_pool2d",
+    "max_pool2d_index",
     "numel",
     "batch_norm",
     "layer_norm",
@@ -724,7 +725,7 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
                 ops::conv_transpose2d(k, c.v(y), c.v(x), c.v(wt), bias.map(|i| c.v(i)), &p)
             }
         }
-        "max_pool2d_out_shape" | "max_pool2d" => {
+        "max_pool2d_out_shape" | "max_pool2d" | "max_pool2d_index" => {
             let (n, ch, h, w) = (c.dim("n"), c.dim("c"), c.dim("h"), c.dim("w"));
             let small = |c: &mut Case<'_>, what: &str| {
                 let v = if !c.tame && c.r.one_in(8) {
@@ -755,7 +756,15 @@ pub fn call(op: &str, c: &mut Case<'_>) -> Result<()> {
             if op == "max_pool2d_out_shape" {
                 return shape.map(|_| ());
             }
-            let y = c.buf("y", d, shape.ok().and_then(|s| fit(&s)));
+            let fitting = shape.ok().and_then(|s| fit(&s));
+            if op == "max_pool2d_index" {
+                let column_major = c.r.one_in(2);
+                c.note("column_major", column_major);
+                let idx = c.buf("idx", DType::I64, fitting);
+                let x = c.input("x", d, fit(&[n, ch, h, w]), idx);
+                return ops::max_pool2d_index(k, c.v(idx), c.v(x), &p, column_major);
+            }
+            let y = c.buf("y", d, fitting);
             let x = c.input("x", d, fit(&[n, ch, h, w]), y);
             ops::max_pool2d(k, c.v(y), c.v(x), &p)
         }

@@ -368,7 +368,10 @@ fn extents(c: &mut Checker<'_>, op: &str) -> Result<()> {
                 c.need(3, c_out)?;
             }
         }
-        "max_pool2d" => {
+        "max_pool2d" | "max_pool2d_index" => {
+            if op == "max_pool2d_index" && s[16] > 1 {
+                return c.err(16, format!("storage_order {} is not 0 or 1", s[16]));
+            }
             let (n, ch, h, w, oh, ow) = (s[2], s[3], s[4], s[5], s[8], s[9]);
             if [s[12], s[13], s[14], s[15]].contains(&0) {
                 return c.err(12, "strides and dilations must be >= 1".into());

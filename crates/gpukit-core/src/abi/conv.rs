@@ -75,6 +75,19 @@ pub const KERNELS: &[KernelSig] = &[
         args: "y: buf, x: buf, n, c, h, w, kh, kw, oh, ow, pad_t, pad_l, stride_h, stride_w, \
                dil_h, dil_w",
     },
+    // The indices output of ONNX MaxPool, same geometry as max_pool2d (scalars at the
+    // same positions), idx i64 [n, c, oh, ow]. Per output: m = max_pool2d's value (the
+    // max_nan fold of the window's in-image taps); the index is that of the first
+    // in-image tap, in row-major window order (ky, then kx), whose value is m bit for bit
+    // (any NaN matching a NaN m), flattened over the whole input: ((b*c + ch)*h + ih)*w
+    // + iw for storage_order 0 (row major), ((b*c + ch)*w + iw)*h + ih for 1 (column
+    // major spatial axes). A valid launch always finds one (m is one of the taps).
+    KernelSig {
+        op: "max_pool2d_index",
+        dtypes: FLOATS,
+        args: "idx: buf<i64>, x: buf, n, c, h, w, kh, kw, oh, ow, pad_t, pad_l, stride_h, \
+               stride_w, dil_h, dil_w, storage_order",
+    },
 ];
 
 /// How gemm's C operand is laid out (ONNX Gemm's unidirectional broadcast of C to

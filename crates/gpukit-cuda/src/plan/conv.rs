@@ -10,7 +10,8 @@
 //!   would leave int32 ([`mm_fits_i32`]), take `conv2d_direct_{dtype}` instead: one
 //!   grid-stride launch, one thread per output. Both give the same bits (one fma chain
 //!   per output over the taps in the contract's order).
-//! * `conv_transpose2d`, `max_pool2d`: one grid-stride launch, one thread per output.
+//! * `conv_transpose2d`, `max_pool2d`, `max_pool2d_index`: one grid-stride launch, one
+//!   thread per output.
 //!
 //! Every call passes the ABI arguments through unchanged; no scratch.
 
@@ -111,8 +112,9 @@ fn outputs(c: &Call<'_>, idx: usize, [a, b, e, f]: [u64; 4]) -> Result<u64> {
 
 pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
     match c.op {
-        "max_pool2d" => {
-            // y, x, n, c, h, w, kh, kw, oh, ow, pad_t, pad_l, stride_h, stride_w, dil_h, dil_w
+        "max_pool2d" | "max_pool2d_index" => {
+            // [y|idx], x, n, c, h, w, kh, kw, oh, ow, pad_t, pad_l, stride_h, stride_w,
+            // dil_h, dil_w (, storage_order)
             let total = outputs(c, 9, [c.count(2)?, c.count(3)?, c.count(8)?, c.count(9)?])?;
             // Window taps that lie in the padding for every output are dropped (their
             // pad shrinks with them): a thread's loop is bounded by the image, not by a
@@ -322,7 +324,12 @@ mod tests {
             .1;
         let entries = crate::ptx::entries(ptx);
         let mut names = 0;
-        for op in ["conv2d", "conv_transpose2d", "max_pool2d"] {
+        for op in [
+            "conv2d",
+            "conv_transpose2d",
+            "max_pool2d",
+            "max_pool2d_index",
+        ] {
             let sig = gpukit_core::abi::signature(op).unwrap();
             let want: Vec<&str> = sig
                 .args

@@ -198,7 +198,7 @@ pub fn plan(name: &str, args: &[KernelArg]) -> Result<Plan> {
         "bmm" | "gemm" => linalg::plan(&call),
         "sum" | "dot" | "softmax" | "softmax_axis" | "argmax" | "reduce_l2" => reduce::plan(&call),
         "gather" | "scatter" | "check_index" => index::plan(&call),
-        "conv2d" | "conv_transpose2d" | "max_pool2d" => conv::plan(&call),
+        "conv2d" | "conv_transpose2d" | "max_pool2d" | "max_pool2d_index" => conv::plan(&call),
         "batch_norm" | "layer_norm" | "leaky_relu" | "clip" | "erf" | "gelu" | "gelu_tanh" => {
             norm::plan(&call)
         }

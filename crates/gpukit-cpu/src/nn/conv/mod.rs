@@ -8,7 +8,8 @@
 //! engine keeps each output's chain intact; the op's epilogue (alpha/beta/bias) runs
 //! once the chain is complete. Depthwise-like groups take a direct path.
 //! conv_transpose2d gathers per output pixel (its contract skips the taps that land
-//! between input elements); max_pool2d folds windows with `max_nan`.
+//! between input elements); max_pool2d folds windows with `max_nan`, and
+//! max_pool2d_index finds the first tap holding that maximum.
 
 use gpukit_core::half::{bf16, f16};
 use gpukit_core::numeric::FloatElement;
@@ -47,6 +48,10 @@ pub(crate) fn entries() -> Vec<(String, BuiltinFn)> {
                 ("max_pool2d", DType::F64) => Some(pooling::max_pool2d::<f64>),
                 ("max_pool2d", DType::F16) => Some(pooling::max_pool2d::<f16>),
                 ("max_pool2d", DType::BF16) => Some(pooling::max_pool2d::<bf16>),
+                ("max_pool2d_index", DType::F32) => Some(pooling::max_pool2d_index::<f32>),
+                ("max_pool2d_index", DType::F64) => Some(pooling::max_pool2d_index::<f64>),
+                ("max_pool2d_index", DType::F16) => Some(pooling::max_pool2d_index::<f16>),
+                ("max_pool2d_index", DType::BF16) => Some(pooling::max_pool2d_index::<bf16>),
                 _ => None,
             };
             if let Some(f) = f {

@@ -1,4 +1,5 @@
-//! max_pool2d: rows of the window folded with `max_nan` (order-independent).
+//! max_pool2d: rows of the window folded with `max_nan` (order-independent); and
+//! max_pool2d_index, the position of the first tap that holds each window's maximum.
 
 use std::borrow::Cow;
 
@@ -10,22 +11,77 @@ use crate::args::BuiltinArgs;
 use crate::kernels::simd::dispatch;
 use crate::kernels::{arg_err, input_slice, mul, out_range};
 
-/// max_pool2d. Args: y, x, n, c, h, w, kh, kw, oh, ow, pad_t, pad_l, stride_h,
-/// stride_w, dil_h, dil_w.
-pub(super) fn max_pool2d<T: Float>(args: &BuiltinArgs<'_>) -> Result<()> {
+/// The pooling geometry (args 2..=15 of both kernels), checked.
+#[derive(Clone, Copy)]
+struct Geo {
+    n: usize,
+    c: usize,
+    h: usize,
+    w: usize,
+    kh: usize,
+    kw: usize,
+    oh: usize,
+    ow: usize,
+    pt: usize,
+    pl: usize,
+    sh: usize,
+    sw: usize,
+    dh: usize,
+    dw: usize,
+}
+
+fn geometry(args: &BuiltinArgs<'_>) -> Result<Geo> {
     let u = |i| args.usize(i);
-    let (n, c, h, w) = (u(2)?, u(3)?, u(4)?, u(5)?);
-    let (kh, kw, oh, ow) = (u(6)?, u(7)?, u(8)?, u(9)?);
-    let (pt, pl, sh, sw, dh, dw) = (u(10)?, u(11)?, u(12)?, u(13)?, u(14)?, u(15)?);
-    if sh == 0 || sw == 0 || dh == 0 || dw == 0 {
+    let g = Geo {
+        n: u(2)?,
+        c: u(3)?,
+        h: u(4)?,
+        w: u(5)?,
+        kh: u(6)?,
+        kw: u(7)?,
+        oh: u(8)?,
+        ow: u(9)?,
+        pt: u(10)?,
+        pl: u(11)?,
+        sh: u(12)?,
+        sw: u(13)?,
+        dh: u(14)?,
+        dw: u(15)?,
+    };
+    if g.sh == 0 || g.sw == 0 || g.dh == 0 || g.dw == 0 {
         return arg_err(args, 12, "strides and dilations must be >= 1");
     }
-    for (i, len, s, k, d, pad) in [(8, oh, sh, kh, dh, pt), (9, ow, sw, kw, dw, pl)] {
+    for (i, len, s, k, d, pad) in [
+        (8, g.oh, g.sh, g.kh, g.dh, g.pt),
+        (9, g.ow, g.sw, g.kw, g.dw, g.pl),
+    ] {
         let span = (len as u128) * (s as u128) + (k as u128) * (d as u128) + pad as u128;
         if span > (i64::MAX as u128) / 2 {
             return arg_err(args, i, "positions overflow");
         }
     }
+    Ok(g)
+}
+
+/// max_pool2d. Args: y, x, n, c, h, w, kh, kw, oh, ow, pad_t, pad_l, stride_h,
+/// stride_w, dil_h, dil_w.
+pub(super) fn max_pool2d<T: Float>(args: &BuiltinArgs<'_>) -> Result<()> {
+    let Geo {
+        n,
+        c,
+        h,
+        w,
+        kh,
+        kw,
+        oh,
+        ow,
+        pt,
+        pl,
+        sh,
+        sw,
+        dh,
+        dw,
+    } = geometry(args)?;
     let y = args.buf::<T>(0)?;
     let x = args.buf::<T>(1)?;
     let planes = mul(args, 3, n, c)?;
@@ -95,5 +151,73 @@ pub(super) fn max_pool2d<T: Float>(args: &BuiltinArgs<'_>) -> Result<()> {
         }
     };
     for_tasks(planes * oh, task);
+    Ok(())
+}
+
+/// max_pool2d_index (abi::conv). Args: idx, x, n, c, h, w, kh, kw, oh, ow, pad_t,
+/// pad_l, stride_h, stride_w, dil_h, dil_w, storage_order. Per output: the `max_nan`
+/// fold of the in-image taps, then the first of them (row-major window order) equal to
+/// it bit for bit (any NaN to a NaN), flattened row- or column-major; `-1` if none is
+/// (impossible for a valid launch: the maximum is one of the taps).
+pub(super) fn max_pool2d_index<T: Float>(args: &BuiltinArgs<'_>) -> Result<()> {
+    let g = geometry(args)?;
+    let column_major = match args.i64(16)? {
+        0 => false,
+        1 => true,
+        v => return arg_err(args, 16, format!("storage_order {v} is not 0 or 1")),
+    };
+    let idx = args.buf::<i64>(0)?;
+    let x = args.buf::<T>(1)?;
+    let planes = mul(args, 3, g.n, g.c)?;
+    let n_out = mul(args, 8, planes, mul(args, 9, g.oh, g.ow)?)?;
+    let x_len = mul(args, 4, planes, mul(args, 5, g.h, g.w)?)?;
+    args.need(0, &idx, n_out)?;
+    args.need(1, &x, x_len)?;
+    if n_out == 0 {
+        return Ok(());
+    }
+    let outs = [out_range(&idx)];
+    // SAFETY: x holds x_len elements (checked); copied if it overlaps idx.
+    let xv: Cow<'_, [T]> = unsafe { input_slice(&x, x_len, &outs) };
+    let xv: &[T] = &xv;
+    let idx = &idx;
+    // One task per (plane, output row).
+    let task = |t: usize| {
+        let (plane, oy) = (t / g.oh, t % g.oh);
+        let base = plane * g.h * g.w;
+        // The in-image taps of output column ox, in row-major window order.
+        let taps = |ox: usize| {
+            (0..g.kh).flat_map(move |ky| {
+                (0..g.kw).filter_map(move |kx| {
+                    let iy = (oy * g.sh + ky * g.dh)
+                        .checked_sub(g.pt)
+                        .filter(|&v| v < g.h)?;
+                    let ix = (ox * g.sw + kx * g.dw)
+                        .checked_sub(g.pl)
+                        .filter(|&v| v < g.w)?;
+                    Some((iy, ix))
+                })
+            })
+        };
+        for ox in 0..g.ow {
+            let m = taps(ox).fold(<T::Real as Real>::NEG_INFINITY, |a, (iy, ix)| {
+                max_nan(a, xv[base + iy * g.w + ix].load())
+            });
+            let hit = taps(ox).find(|&(iy, ix)| {
+                let v = xv[base + iy * g.w + ix].load();
+                (v.is_nan() && m.is_nan())
+                    || (v == m && v.is_sign_negative() == m.is_sign_negative())
+            });
+            let at = match hit {
+                Some((iy, ix)) if column_major => ((plane * g.w + ix) * g.h + iy) as i64,
+                Some((iy, ix)) => (base + iy * g.w + ix) as i64,
+                None => -1,
+            };
+            // SAFETY: t * ow + ox < n_out <= idx.len() (checked); each task writes its
+            // own output row, and x is not idx (or is a copy).
+            unsafe { idx.write(t * g.ow + ox, at) };
+        }
+    };
+    for_tasks(planes * g.oh, task);
     Ok(())
 }
