@@ -664,6 +664,38 @@ def main():
     case("maxpool1d_indices_f32", "MaxPool", [tied((2, 3, 9))],
          {"kernel_shape": [3], "strides": [2], "pads": [1, 0]}, n_out=2, tol=EXACT)
 
+    # GroupNormalization (opset 21: per-channel scale and bias), RMSNormalization and
+    # Attention (opset 23). The normalisations sum in gpukit's order (a fixed tree; the
+    # reference uses numpy's pairwise sums): tolerance, not bits. f32 only: the
+    # reference's GroupNormalization computes its statistics in f32 (stash_type) and
+    # onnxruntime's f64 Attention and GroupNormalization disagree with the reference
+    # beyond an f64 tolerance.
+    case("groupnorm_f32", "GroupNormalization",
+         [floats((2, 6, 3, 4)), floats((6,)), floats((6,))],
+         {"num_groups": 3, "epsilon": 1e-5}, tol=TOL_F32)
+    case("groupnorm_one_group_f32", "GroupNormalization",
+         [floats((1, 4, 5)), floats((4,)), floats((4,))], {"num_groups": 1}, tol=TOL_F32)
+    case("rmsnorm_last_f32", "RMSNormalization", [floats((3, 4, 8)), floats((8,))],
+         {"epsilon": 1e-6}, opset=23, tol=TOL_F32)
+    case("rmsnorm_axis1_f32", "RMSNormalization", [floats((2, 3, 5)), floats((3, 5))],
+         {"axis": 1}, opset=23, tol=TOL_F32)
+    # Attention on [batch, heads, seq, dim] inputs: plain, causal with an explicit scale,
+    # an additive mask broadcast over heads, a boolean mask with a fully masked row
+    # (ONNX opset 23 and onnxruntime give 0 there), grouped-query heads with a value
+    # width other than the key width.
+    q, k, v = floats((2, 2, 3, 8)), floats((2, 2, 5, 8)), floats((2, 2, 5, 8))
+    case("attention_f32", "Attention", [q, k, v], opset=23, tol=TOL_F32)
+    case("attention_causal_scale_f32", "Attention", [q, floats((2, 2, 3, 8)), floats((2, 2, 3, 8))],
+         {"is_causal": 1, "scale": 0.25}, opset=23, tol=TOL_F32)
+    case("attention_additive_mask_f32", "Attention", [q, k, v, floats((2, 1, 3, 5))],
+         opset=23, tol=TOL_F32)
+    keep = rng.integers(0, 2, size=(3, 5)).astype(np.bool_)
+    keep[1, :] = False
+    case("attention_bool_mask_f32", "Attention", [q, k, v, keep], opset=23, tol=TOL_F32)
+    case("attention_gqa_dv_f32", "Attention",
+         [floats((1, 4, 3, 6)), floats((1, 2, 4, 6)), floats((1, 2, 4, 5))], opset=23,
+         tol=TOL_F32)
+
     with open(os.path.join(OUT, "cases.tsv"), "w") as f:
         f.write("# name\top\tattributes\tinput dtypes\toutput dtypes\ttolerance\tonnxruntime"
                 "\tnote\n")

@@ -209,6 +209,14 @@ proptest! {
             prop_assert_eq!(y.rank(), x.rank());
             prop_assert_eq!(&y.dims()[..2], &x.dims()[..2]);
         }
+        match x.max_pool_with_indices(&pool, ceil_mode) {
+            Ok((y, i)) => {
+                prop_assert_eq!(y.dims(), i.dims());
+                let n = x.numel() as i64;
+                prop_assert!(i.to_vec::<i64>().unwrap().iter().all(|&v| (0..n).contains(&v)));
+            }
+            Err(_) => prop_assert!(x.max_pool(&pool).is_err()),
+        }
         let _ = x.global_avg_pool();
         let _ = x.global_max_pool();
     }

@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use gpukit_core::{DType, Kit};
 use gpukit_ops::{BinaryOp, CmpOp, LogicOp, UnaryOp};
 use gpukit_tensor::{
-    ConvOptions, ConvTransposeOptions, CoordMode, NearestMode, Padding, PoolOptions, ReduceOp,
-    ResizeMode, ResizeOptions, Tensor,
+    AttentionOptions, ConvOptions, ConvTransposeOptions, CoordMode, NearestMode, Padding,
+    PoolOptions, ReduceOp, ResizeMode, ResizeOptions, Tensor,
 };
 
 /// Cases the tensor API cannot run yet, with the reason (docs/onnx.md, "Exceptions").
@@ -336,6 +336,31 @@ fn run(c: &Case, x: &[Option<Tensor>]) -> Run {
             vec![y]
         }
         "Softmax" => vec![req(0).softmax(c.int("axis", -1))?],
+        "GroupNormalization" => {
+            let groups = c.int("num_groups", 1);
+            let groups = usize::try_from(groups)
+                .map_err(|_| Fail::Unsupported(format!("num_groups = {groups}")))?;
+            vec![req(0).group_norm(groups, req(1), req(2), c.float("epsilon", 1e-5))?]
+        }
+        "RMSNormalization" => {
+            vec![req(0).rms_norm(c.int("axis", -1), req(1), c.float("epsilon", 1e-5))?]
+        }
+        "Attention" => {
+            // 4-D [batch, heads, seq, dim] inputs; a bool mask (stored 0/1) keeps keys.
+            let q = req(0);
+            let boolean_mask = c.inputs.get(3).and_then(|d| d.as_deref()) == Some("bool");
+            let mask = match x.get(3).and_then(|m| m.as_ref()) {
+                Some(m) => Some(m.to_dtype(q.dtype())?),
+                None => None,
+            };
+            let o = AttentionOptions {
+                mask,
+                boolean_mask,
+                causal: c.int("is_causal", 0) != 0,
+                scale: c.attrs.contains_key("scale").then(|| c.float("scale", 1.0)),
+            };
+            vec![Tensor::attention(q, req(1), req(2), &o)?]
+        }
         "LayerNormalization" => {
             let t = req(0);
             let axis = norm_axis(c.int("axis", -1), t.rank());

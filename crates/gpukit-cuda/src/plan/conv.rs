@@ -356,6 +356,6 @@ mod tests {
             }
         }
         assert_eq!(entries.len(), names);
-        assert_eq!(names, 16);
+        assert_eq!(names, 20);
     }
 }
