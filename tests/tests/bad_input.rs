@@ -383,3 +383,51 @@ fn lying_launch_scalars_are_checked_before_any_allocation() {
     );
     assert!(!matches!(res, Err(Error::OutOfMemory { .. })), "{res:?}");
 }
+
+/// Raw launches of `topk` and `max_pool2d_index` whose buffers alias (run under
+/// valgrind by `.ci/valgrind`): an input overlapping an output is read from a copy,
+/// outputs overlapping each other are refused, and long lines take the parallel path.
+#[test]
+fn topk_and_pool_index_raw_aliasing() {
+    use gpukit::{DevArg, LaunchConfig, ops};
+    let k = kit();
+    let cfg = LaunchConfig::for_elements(64, 256).unwrap();
+    // x = the first 8 elements of a buffer whose head is also `values`.
+    let data: Vec<f32> = (0..16).map(|i| ((i * 5) % 7) as f32).collect();
+    let buf = k.upload(&data).unwrap();
+    let idx = k.alloc(DType::I64, 4).unwrap();
+    let topk = |v: &Buf, i: &Buf| {
+        let mut a: Vec<DevArg<'_>> = vec![v.into(), i.into(), (&buf).into()];
+        a.extend([2i64, 8, 1, 2, 1].map(DevArg::I64));
+        k.launch_builtin("topk_f32", cfg, &a)
+    };
+    topk(&buf, &idx).unwrap();
+    // Lines [0,5,3,1,6,4,2,0] and [5,3,1,6,4,2,0,5]: top 2 of each, read before writing.
+    assert_eq!(buf.download::<f32>().unwrap()[..4], [6.0, 5.0, 6.0, 5.0]);
+    assert_eq!(idx.download::<i64>().unwrap(), [4, 1, 3, 0]);
+    let as_i64 = k.alloc(DType::I64, 8).unwrap();
+    // values inside the indices' bytes: refused, nothing written.
+    let head = as_i64.view(0, 2).unwrap();
+    let mut a: Vec<DevArg<'_>> = vec![(&head).into(), (&as_i64).into(), (&buf).into()];
+    a.extend([2i64, 8, 1, 2, 1].map(DevArg::I64));
+    assert!(k.launch_builtin("topk_f32", cfg, &a).is_err());
+    // A long line (parallel path) and a pooled plane.
+    let n = 1 << 17;
+    let x: Vec<f32> = (0..n).map(|i| ((i * 7919) % 10007) as f32).collect();
+    let bx = k.upload(&x).unwrap();
+    let (tv, ti) = (
+        k.alloc(DType::F32, 3).unwrap(),
+        k.alloc(DType::I64, 3).unwrap(),
+    );
+    ops::topk(&k, &tv, &ti, &bx, 1, n, 1, 3, true).unwrap();
+    assert_eq!(tv.download::<f32>().unwrap(), [10006.0; 3]);
+    let p = ops::MaxPool2dParams::new(2, 2, 128, 128, 3, 3);
+    let pi = k.alloc(DType::I64, 2 * 2 * 126 * 126).unwrap();
+    ops::max_pool2d_index(&k, &pi, &bx.view(0, 4 * 128 * 128).unwrap(), &p, true).unwrap();
+    assert!(
+        pi.download::<i64>()
+            .unwrap()
+            .iter()
+            .all(|&i| (0..4 * 128 * 128).contains(&i))
+    );
+}
