@@ -399,6 +399,26 @@ template <> __device__ __forceinline__ double gk_conv_neg_inf<double>() {
     return __longlong_as_double((long long)0xfff0000000000000ULL);
 }
 
+// The max_nan fold, from -inf, of a window's taps inside the image: (y0, x0) is the
+// window's top-left corner in image coordinates (negative in the padding).
+template <class T>
+__device__ __forceinline__ typename GkElem<T>::Real gk_pool_max(const T* __restrict__ xp, i64 h,
+                                                               i64 w, i64 kh, i64 kw, i64 y0,
+                                                               i64 x0, i64 dh, i64 dw) {
+    typedef typename GkElem<T>::Real R;
+    R m = gk_conv_neg_inf<R>();
+    for (i64 ky = 0; ky < kh; ++ky) {
+        const i64 iy = y0 + ky * dh;
+        if (iy < 0 || iy >= h) continue;
+        for (i64 kx = 0; kx < kw; ++kx) {
+            const i64 ix = x0 + kx * dw;
+            if (ix < 0 || ix >= w) continue;
+            m = gk_max_nan(m, gk_load(xp[iy * w + ix]));
+        }
+    }
+    return m;
+}
+
 template <class T>
 __device__ __forceinline__ void gk_max_pool2d(T* __restrict__ y, const T* __restrict__ x, i64 n,
                                               i64 c, i64 h, i64 w, i64 kh, i64 kw, i64 oh,
@@ -413,16 +433,7 @@ __device__ __forceinline__ void gk_max_pool2d(T* __restrict__ y, const T* __rest
         const i64 plane = it.i[0], oy = it.i[1], ox = it.i[2];
         const T* xp = x + plane * h * w;
         const i64 y0 = oy * sh - pt, x0 = ox * sw - pl;
-        R m = gk_conv_neg_inf<R>();
-        for (i64 ky = 0; ky < kh; ++ky) {
-            const i64 iy = y0 + ky * dh;
-            if (iy < 0 || iy >= h) continue;
-            for (i64 kx = 0; kx < kw; ++kx) {
-                const i64 ix = x0 + kx * dw;
-                if (ix < 0 || ix >= w) continue;
-                m = gk_max_nan(m, gk_load(xp[iy * w + ix]));
-            }
-        }
+        const R m = gk_pool_max<T>(xp, h, w, kh, kw, y0, x0, dh, dw);
         y[o] = gk_store<T>(m);
     }
 }
@@ -448,16 +459,7 @@ __device__ __forceinline__ void gk_max_pool2d_index(i64* __restrict__ idx,
         const i64 plane = it.i[0], oy = it.i[1], ox = it.i[2];
         const T* xp = x + plane * h * w;
         const i64 y0 = oy * sh - pt, x0 = ox * sw - pl;
-        R m = gk_conv_neg_inf<R>();
-        for (i64 ky = 0; ky < kh; ++ky) {
-            const i64 iy = y0 + ky * dh;
-            if (iy < 0 || iy >= h) continue;
-            for (i64 kx = 0; kx < kw; ++kx) {
-                const i64 ix = x0 + kx * dw;
-                if (ix < 0 || ix >= w) continue;
-                m = gk_max_nan(m, gk_load(xp[iy * w + ix]));
-            }
-        }
+        const R m = gk_pool_max<T>(xp, h, w, kh, kw, y0, x0, dh, dw);
         const bool m_nan = m != m;
         i64 at = -1;
         for (i64 ky = 0; ky < kh && at < 0; ++ky) {

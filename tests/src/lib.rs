@@ -436,6 +436,38 @@ pub fn dim(max: usize) -> impl Strategy<Value = usize> {
     ]
 }
 
+/// The smallest input extent that gives a `k`-tap window dilated by `d` room after
+/// padding `p0 + p1`: `len` raised to `d·(k−1)+1 − p0 − p1` when shorter.
+pub fn window_fit(len: usize, k: usize, d: usize, p0: usize, p1: usize) -> usize {
+    len.max((d * (k - 1) + 1).saturating_sub(p0 + p1))
+}
+
+/// Max-pooling geometries the conv suites draw: up to 2 images × 3 channels of up to
+/// 9×9 (raised to fit the window), windows and strides up to 4, dilations up to 2, pads
+/// up to 2 per side; only those where every window holds an input element.
+pub fn pool_params() -> impl Strategy<Value = gpukit::ops::MaxPool2dParams> {
+    (
+        (1usize..=2, 1usize..=3, 1usize..=9, 1usize..=9),
+        (1usize..=4, 1usize..=4, 1usize..=4, 1usize..=4),
+        (1usize..=2, 1usize..=2),
+        [0usize..=2, 0usize..=2, 0usize..=2, 0usize..=2],
+    )
+        .prop_map(|((n, c, h, w), (kh, kw, sh, sw), (dh, dw), pads)| {
+            let mut p = gpukit::ops::MaxPool2dParams {
+                pads,
+                strides: [sh, sw],
+                dilations: [dh, dw],
+                ..gpukit::ops::MaxPool2dParams::new(n, c, h, w, kh, kw)
+            };
+            p.h = window_fit(p.h, kh, dh, pads[0], pads[2]);
+            p.w = window_fit(p.w, kw, dw, pads[1], pads[3]);
+            p
+        })
+        .prop_filter("every window holds an input element", |p| {
+            gpukit::ops::max_pool2d_out_shape(p).is_ok()
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

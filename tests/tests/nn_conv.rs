@@ -16,7 +16,7 @@ use gpukit::ops::{Conv2dParams, ConvTranspose2dParams, GemmC, GemmParams, MaxPoo
 use gpukit::{Buf, DType, Element, Error, Kit, Result, ops};
 use gpukit_reference as reference;
 use gpukit_tests::{TestElem, dim, values};
-use gpukit_tests::{cfg, on_backends};
+use gpukit_tests::{cfg, on_backends, pool_params, window_fit as fit};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -150,11 +150,6 @@ fn check_gemm<T: FloatElement>(c: &GemmCase<T>) -> std::result::Result<(), TestC
 // ---------------------------------------------------------------------------------
 
 type ConvCase<T> = (Conv2dParams, Vec<T>, Vec<T>, Option<Vec<T>>);
-
-/// Makes the padded input at least as large as the dilated kernel along one axis.
-fn fit(len: usize, k: usize, d: usize, p0: usize, p1: usize) -> usize {
-    len.max((d * (k - 1) + 1).saturating_sub(p0 + p1))
-}
 
 fn conv_params() -> impl Strategy<Value = Conv2dParams> {
     let general = (
@@ -347,29 +342,6 @@ fn check_convt<T: FloatElement>(c: &ConvTCase<T>) -> std::result::Result<(), Tes
 // ---------------------------------------------------------------------------------
 
 type PoolCase<T> = (MaxPool2dParams, Vec<T>);
-
-fn pool_params() -> impl Strategy<Value = MaxPool2dParams> {
-    (
-        (1usize..=2, 1usize..=3, 1usize..=9, 1usize..=9),
-        (1usize..=4, 1usize..=4, 1usize..=4, 1usize..=4),
-        (1usize..=2, 1usize..=2),
-        [0usize..=2, 0usize..=2, 0usize..=2, 0usize..=2],
-    )
-        .prop_map(|((n, c, h, w), (kh, kw, sh, sw), (dh, dw), pads)| {
-            let mut p = MaxPool2dParams {
-                pads,
-                strides: [sh, sw],
-                dilations: [dh, dw],
-                ..MaxPool2dParams::new(n, c, h, w, kh, kw)
-            };
-            p.h = fit(p.h, kh, dh, pads[0], pads[2]);
-            p.w = fit(p.w, kw, dw, pads[1], pads[3]);
-            p
-        })
-        .prop_filter("every window holds an input element", |p| {
-            ops::max_pool2d_out_shape(p).is_ok()
-        })
-}
 
 fn pool_case<T: TestElem>() -> impl Strategy<Value = PoolCase<T>> {
     pool_params().prop_flat_map(|p| (Just(p), values::<T>(p.n * p.c * p.h * p.w)))

@@ -13,39 +13,11 @@ use gpukit::numeric::{FloatElement, Real};
 use gpukit::ops::MaxPool2dParams;
 use gpukit::{DType, DevArg, Error, LaunchConfig, ops};
 use gpukit_reference as reference;
-use gpukit_tests::{TestElem, backends, cfg, on_backends, value};
+use gpukit_tests::{TestElem, backends, cfg, on_backends, pool_params, value};
 use proptest::prelude::*;
 
-/// The input extent that gives a window room (`d·(k−1)+1` after padding).
-fn fit(len: usize, k: usize, d: usize, p0: usize, p1: usize) -> usize {
-    len.max((d * (k - 1) + 1).saturating_sub(p0 + p1))
-}
-
-fn params() -> impl Strategy<Value = MaxPool2dParams> {
-    (
-        (1usize..=2, 1usize..=3, 1usize..=9, 1usize..=9),
-        (1usize..=4, 1usize..=4, 1usize..=4, 1usize..=4),
-        (1usize..=2, 1usize..=2),
-        [0usize..=2, 0usize..=2, 0usize..=2, 0usize..=2],
-    )
-        .prop_map(|((n, c, h, w), (kh, kw, sh, sw), (dh, dw), pads)| {
-            let mut p = MaxPool2dParams {
-                pads,
-                strides: [sh, sw],
-                dilations: [dh, dw],
-                ..MaxPool2dParams::new(n, c, h, w, kh, kw)
-            };
-            p.h = fit(p.h, kh, dh, pads[0], pads[2]);
-            p.w = fit(p.w, kw, dw, pads[1], pads[3]);
-            p
-        })
-        .prop_filter("every window holds an input element", |p| {
-            ops::max_pool2d_out_shape(p).is_ok()
-        })
-}
-
 fn case<T: TestElem>() -> impl Strategy<Value = (MaxPool2dParams, Vec<T>, bool)> {
-    params().prop_flat_map(|p| {
+    pool_params().prop_flat_map(|p| {
         let v = prop_oneof![
             2 => value::<T>(),
             1 => (-2i32..3).prop_map(|v| T::from_moderate(f64::from(v))),
