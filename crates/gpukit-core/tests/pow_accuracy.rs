@@ -74,30 +74,38 @@ fn pow_f32_accuracy() {
         }
         st[c].add(e, x as f64);
     }
+    let bits = worst.map(|(x, y)| format!("{:#010x}, {:#010x}", x.to_bits(), y.to_bits()));
+    let worst = worst.map(|(x, y)| (f64::from(x), f64::from(y)));
+    report("pow_f32", &st, worst, bits, 0.65);
+}
+
+/// Prints the table row of each result class and asserts the bounds docs/numerics.md
+/// states: `normal_bound` for normal results; below one ulp for subnormal ones (rounded
+/// twice, to the format's precision and then to the subnormal's by the scaling, as in
+/// exp).
+fn report(
+    name: &str,
+    st: &[Stat; 2],
+    worst: [(f64, f64); 2],
+    bits: [String; 2],
+    normal_bound: f64,
+) {
     for (c, what) in ["normal", "subnormal"].iter().enumerate() {
-        let (st, w) = (&st[c], worst[c]);
+        let (x, y) = worst[c];
         println!(
-            "   pow_f32 ({what} results): max err {:.4} ulp at x = {:e}, y = {:e} \
-             ({:#010x}, {:#010x}), {} inputs",
-            st.max,
-            w.0,
-            w.1,
-            w.0.to_bits(),
-            w.1.to_bits(),
-            st.n
+            "   {name} ({what} results): max err {:.4} ulp at x = {x:e}, y = {y:e} ({}), {} inputs",
+            st[c].max, bits[c], st[c].n
         );
     }
     assert!(
-        st[0].max <= 0.65,
-        "pow_f32: {} ulp at {:?}",
+        st[0].max <= normal_bound,
+        "{name}: {} ulp at {:?}",
         st[0].max,
         worst[0]
     );
-    // A subnormal result is rounded twice (to 24 bits, then to the subnormal's
-    // precision by the scaling), as in exp: still below one ulp.
     assert!(
         st[1].max < 1.0,
-        "pow_f32: {} ulp at {:?}",
+        "{name}: {} ulp at {:?}",
         st[1].max,
         worst[1]
     );
@@ -129,29 +137,6 @@ fn pow_f64_accuracy() {
         }
         st[c].add(e, x);
     }
-    for (c, what) in ["normal", "subnormal"].iter().enumerate() {
-        let (st, w) = (&st[c], worst[c]);
-        println!(
-            "   pow_f64 ({what} results): max err {:.4} ulp at x = {:e}, y = {:e} \
-             ({:#018x}, {:#018x}), {} inputs",
-            st.max,
-            w.0,
-            w.1,
-            w.0.to_bits(),
-            w.1.to_bits(),
-            st.n
-        );
-    }
-    assert!(
-        st[0].max <= 0.6,
-        "pow_f64: {} ulp at {:?}",
-        st[0].max,
-        worst[0]
-    );
-    assert!(
-        st[1].max < 1.0,
-        "pow_f64: {} ulp at {:?}",
-        st[1].max,
-        worst[1]
-    );
+    let bits = worst.map(|(x, y)| format!("{:#018x}, {:#018x}", x.to_bits(), y.to_bits()));
+    report("pow_f64", &st, worst, bits, 0.6);
 }
