@@ -123,9 +123,20 @@ pub(crate) struct ProfileArgs {
     /// on `--gpu` from one emulated launch per distinct launch
     #[arg(long, conflicts_with = "trace")]
     pub(crate) census: bool,
-    /// The GPU of the estimate with --counters or --census: a100, h100, h200, l4, rtx4090
+    /// The GPU of the estimate with --counters or --census: a100, h100, h200, l4,
+    /// rtx4090; with --counters a comma-separated list gives one table per GPU
     #[arg(long, value_name = "GPU", default_value = "h200")]
     pub(crate) gpu: String,
+    /// With --counters: instead of the selftest, every op family at realistic sizes
+    /// (matmul 4096³, attention 16 heads × 1024 × 64, softmax 8192 × 4096, 64 Mi
+    /// elementwise, ...) in every float dtype, each launch counted on a sample of its
+    /// blocks (--sample) and extrapolated; --filter picks steps by their label
+    #[arg(long, requires = "counters")]
+    pub(crate) large: bool,
+    /// With --large: blocks emulated per launch, spread evenly over the grid
+    #[arg(long, value_name = "BLOCKS", default_value_t = 64, requires = "large",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) sample: u64,
 }
 
 #[cfg(test)]
@@ -196,6 +207,24 @@ mod tests {
             ErrorKind::UnknownArgument
         );
         assert_eq!(kind(&["completions", "tcsh"]), ErrorKind::InvalidValue);
+        // --large is a form of --counters; --sample needs --large and one block.
+        assert_eq!(
+            kind(&["profile", "--large"]),
+            ErrorKind::MissingRequiredArgument
+        );
+        assert_eq!(
+            kind(&["profile", "--counters", "--sample", "8"]),
+            ErrorKind::MissingRequiredArgument
+        );
+        assert_eq!(
+            kind(&["profile", "--counters", "--large", "--sample", "0"]),
+            ErrorKind::ValueValidation
+        );
+        let c = parse(&["profile", "--counters", "--large", "--sample", "8"]).unwrap();
+        let Some(Command::Profile(p)) = c.command else {
+            panic!("not profile")
+        };
+        assert!(p.counters && p.large && p.sample == 8);
         assert_eq!(
             parse(&["--help"]).unwrap_err().kind(),
             ErrorKind::DisplayHelp

@@ -249,8 +249,46 @@ pub(crate) fn profile_census(g: &Global, args: &ProfileArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The GPUs named by `--gpu` (a comma-separated list), or the usage error (status 2).
+fn gpus_of(args: &ProfileArgs) -> Result<Vec<&'static GpuSpec>, ExitCode> {
+    args.gpu
+        .split(',')
+        .map(|k| {
+            perf::gpu(k.trim()).ok_or_else(|| {
+                let keys: Vec<&str> = perf::GPUS.iter().map(|g| g.key).collect();
+                eprintln!("gpukit: --gpu `{k}` is not one of {}", keys.join(", "));
+                ExitCode::from(2)
+            })
+        })
+        .collect()
+}
+
+/// Runs `--large`'s steps (those whose label contains `filter`) in every float dtype;
+/// prints each failure on stderr and returns whether all ran. `Err` when the filter
+/// matches no step.
+fn run_large(kit: &Kit, filter: Option<&str>) -> Result<bool, String> {
+    let steps: Vec<_> = crate::large::STEPS
+        .iter()
+        .filter(|(label, _)| filter.is_none_or(|f| label.contains(f)))
+        .collect();
+    if steps.is_empty() {
+        return Err(format!("no --large step matches the filter {filter:?}"));
+    }
+    let mut ok = true;
+    for (label, step) in steps {
+        for dt in crate::large::DTYPES {
+            eprintln!("gpukit: counting {label} ({})", dt.name());
+            if let Err(e) = step(kit, dt) {
+                eprintln!("gpukit: {label} ({}): {e}", dt.name());
+                ok = false;
+            }
+        }
+    }
+    Ok(ok)
+}
+
 /// The `--counters` form of `gpukit profile`; status 2 for another device or an
-/// unknown GPU, 1 when a check failed.
+/// unknown GPU, 1 when a check (or a `--large` step) failed.
 pub(crate) fn profile_counters(g: &Global, args: &ProfileArgs) -> ExitCode {
     if let Some(d) = &g.device
         && !matches!(
@@ -261,32 +299,69 @@ pub(crate) fn profile_counters(g: &Global, args: &ProfileArgs) -> ExitCode {
         eprintln!("gpukit: --counters runs on the PTX emulator (--device ptx-emu), not `{d}`");
         return ExitCode::from(2);
     }
-    let gpu = match gpu_of(args) {
+    let gpus = match gpus_of(args) {
         Ok(x) => x,
         Err(code) => return code,
     };
-    let checks = match crate::checks::select(&args.checks) {
-        Ok(c) => c,
-        Err(m) => {
-            eprintln!("gpukit: {m}");
-            return ExitCode::from(2);
-        }
-    };
     let dev = EmuDevice::with_options(EmuOptions {
         counters: true,
+        sample_blocks: args.large.then_some(args.sample),
         ..EmuDevice::new().options()
     });
     let log = dev.launch_log();
     let kit = Kit::from_device(Box::new(dev));
-    let results = crate::checks::run(&kit, g.seed, &checks);
+    let all_ok = if args.large {
+        match run_large(&kit, args.checks.filter.as_deref()) {
+            Ok(ok) => ok,
+            Err(m) => {
+                eprintln!("gpukit: {m}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        let checks = match crate::checks::select(&args.checks) {
+            Ok(c) => c,
+            Err(m) => {
+                eprintln!("gpukit: {m}");
+                return ExitCode::from(2);
+            }
+        };
+        let results = crate::checks::run(&kit, g.seed, &checks);
+        gpukit::selftest::failed(&results).is_none()
+    };
     let records = log.take();
     if let Some(path) = &args.trace
-        && let Err(e) = std::fs::write(path, counters_trace(&records, gpu).to_string())
+        && let Err(e) = std::fs::write(path, counters_trace(&records, gpus[0]).to_string())
     {
         eprintln!("gpukit: writing the trace {path}: {e}");
         return ExitCode::FAILURE;
     }
-    let rows = rows(&records, gpu);
+    let tables: Vec<serde_json::Value> = gpus
+        .iter()
+        .map(|gpu| print_table(g, gpu, &records, args.large))
+        .collect();
+    if g.json {
+        if tables.len() == 1 {
+            outln!("{}", tables[0]);
+        } else {
+            outln!("{}", serde_json::Value::Array(tables));
+        }
+    }
+    if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Prints the ranked per-kernel table on `gpu` (text mode) and returns it as JSON.
+fn print_table(
+    g: &Global,
+    gpu: &GpuSpec,
+    records: &[LaunchRecord],
+    sampled: bool,
+) -> serde_json::Value {
+    let rows = rows(records, gpu);
     let mut ranked: Vec<(&String, &Row)> = rows.iter().collect();
     ranked.sort_by(|a, b| {
         b.1.est_seconds
@@ -294,38 +369,34 @@ pub(crate) fn profile_counters(g: &Global, args: &ProfileArgs) -> ExitCode {
             .then(a.0.cmp(b.0))
     });
     let total: f64 = ranked.iter().map(|r| r.1.est_seconds).sum();
-    if g.json {
-        let kernels: Vec<_> = ranked
-            .iter()
-            .map(|(name, r)| {
-                json!({
-                    "kernel": name, "calls": r.calls,
-                    "warp_instructions": r.c.total_warp_insts(),
-                    "thread_instructions": r.c.total_thread_insts(),
-                    "flops_f32": r.c.flops_f32, "flops_f64": r.c.flops_f64,
-                    "flops_f16": r.c.flops_f16,
-                    "dram_bytes_lower": r.c.dram_bytes_lower(),
-                    "dram_bytes_upper": r.c.dram_bytes_upper(),
-                    "ideal_bytes": r.ideal_bytes,
-                    "sectors_per_request": r.c.sectors_per_request(),
-                    "coalescing": r.c.coalescing_efficiency(),
-                    "shared_wavefronts": r.c.shared_load_wavefronts + r.c.shared_store_wavefronts,
-                    "bank_conflicts_per_request": r.c.bank_conflicts_per_request(),
-                    "simt_efficiency": r.c.simt_efficiency(),
-                    "divergent_branches": r.c.divergent_branches,
-                    "local_requests": r.c.local_requests,
-                    "registers": r.registers, "static_shared": r.static_shared,
-                    "occupancy_min": r.occupancy_min,
-                    "estimated_s": r.est_seconds, "bound": bound_of(r).name(),
-                })
+    let kernels: Vec<_> = ranked
+        .iter()
+        .map(|(name, r)| {
+            json!({
+                "kernel": name, "calls": r.calls,
+                "warp_instructions": r.c.total_warp_insts(),
+                "thread_instructions": r.c.total_thread_insts(),
+                "flops_f32": r.c.flops_f32, "flops_f64": r.c.flops_f64,
+                "flops_f16": r.c.flops_f16,
+                "dram_bytes_lower": r.c.dram_bytes_lower(),
+                "dram_bytes_upper": r.c.dram_bytes_upper(),
+                "ideal_bytes": r.ideal_bytes,
+                "sectors_per_request": r.c.sectors_per_request(),
+                "coalescing": r.c.coalescing_efficiency(),
+                "shared_wavefronts": r.c.shared_load_wavefronts + r.c.shared_store_wavefronts,
+                "bank_conflicts_per_request": r.c.bank_conflicts_per_request(),
+                "simt_efficiency": r.c.simt_efficiency(),
+                "divergent_branches": r.c.divergent_branches,
+                "local_requests": r.c.local_requests,
+                "registers": r.registers, "static_shared": r.static_shared,
+                "occupancy_min": r.occupancy_min,
+                "estimated_s": r.est_seconds, "bound": bound_of(r).name(),
             })
-            .collect();
-        outln!(
-            "{}",
-            json!({"device": "ptx-emu", "gpu": gpu.key, "gpu_name": gpu.name,
-                   "estimated_total_s": total, "kernels": kernels})
-        );
-    } else {
+        })
+        .collect();
+    let value = json!({"device": "ptx-emu", "gpu": gpu.key, "gpu_name": gpu.name,
+                       "sampled": sampled, "estimated_total_s": total, "kernels": kernels});
+    if !g.json {
         outln!(
             "Estimated on {} ({} SMs, {} GB/s, {} TFLOP/s FP32): {:.1} us over {} launches",
             gpu.name,
@@ -377,10 +448,12 @@ pub(crate) fn profile_counters(g: &Global, args: &ProfileArgs) -> ExitCode {
              useful bytes / sector bytes; bank: shared wavefronts beyond conflict-free per \
              request; occ: the lowest occupancy of the kernel's launches (docs/emulator.md)"
         );
+        if sampled {
+            outln!(
+                "sampled: each launch ran on a sample of its blocks, extrapolated to its grid; \
+                 dram is then capped at the launch's buffer sectors (docs/emulator.md)"
+            );
+        }
     }
-    if gpukit::selftest::failed(&results).is_some() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    value
 }

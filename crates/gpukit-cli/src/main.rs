@@ -34,6 +34,8 @@ mod cli;
 #[cfg(feature = "ptx-emu")]
 mod counters;
 mod devices;
+#[cfg(feature = "ptx-emu")]
+mod large;
 mod progress;
 
 use cli::{Cli, Command, Global};

@@ -374,3 +374,51 @@ fn profile_counters_trace_is_the_estimated_timeline_with_counters() {
         "{end} vs {total_us}"
     );
 }
+
+#[test]
+fn profile_counters_large_counts_a_sample_at_realistic_sizes_on_several_gpus() {
+    // Attention at 16 heads x 1024 x 64 in every float dtype, two blocks emulated per
+    // launch; one table per GPU named.
+    let v = json(&[
+        "profile",
+        "--counters",
+        "--large",
+        "--json",
+        "--filter",
+        "attention",
+        "--sample",
+        "2",
+        "--gpu",
+        "a100,h200",
+    ]);
+    let tables = array(&v);
+    assert_eq!(tables.len(), 2, "{v}");
+    assert_eq!(
+        (tables[0]["gpu"].as_str(), tables[1]["gpu"].as_str()),
+        (Some("a100"), Some("h200"))
+    );
+    let est = |t: &Value, k: &str| {
+        array(&t["kernels"])
+            .iter()
+            .find(|r| r["kernel"] == k)
+            .unwrap_or_else(|| panic!("{k} missing in {t}"))["estimated_s"]
+            .as_f64()
+            .unwrap()
+    };
+    for t in tables {
+        assert_eq!(t["sampled"], true);
+        for d in ["f32", "f64", "f16", "bf16"] {
+            let k = format!("attention_general_{d}");
+            let r = array(&t["kernels"])
+                .iter()
+                .find(|r| r["kernel"] == k.as_str())
+                .unwrap();
+            // Two launches (plain and causal); 2 * 16 * 1024 * 1024 * 64 multiply-adds
+            // for each of the two products, less what the causal mask skips.
+            assert_eq!(r["calls"].as_u64(), Some(2), "{r}");
+            assert!(r["thread_instructions"].as_u64().unwrap() > 1 << 30, "{r}");
+        }
+    }
+    // The same counters on a slower GPU take longer.
+    assert!(est(&tables[0], "attention_general_f32") > est(&tables[1], "attention_general_f32"));
+}

@@ -388,7 +388,19 @@ impl EmuDevice {
             &mem,
             &self.options,
         )
-        .map(|stats| {
+        .map(|mut stats| {
+            // A sampled launch's unique sectors are extrapolated without the reuse
+            // between blocks; the buffers' own sectors bound them (every byte a shipped
+            // kernel touches lies in its arguments).
+            if let Some(c) = stats.counters.as_mut()
+                && stats.blocks_run < stats.blocks
+            {
+                let cap: u64 = merged
+                    .iter()
+                    .map(|&(lo, hi)| (hi - 1) / 32 - lo / 32 + 1)
+                    .sum();
+                c.unique_sectors = c.unique_sectors.min(cap);
+            }
             if stats.counters.is_some() {
                 self.log.push(LaunchRecord {
                     kernel: entry.to_string(),

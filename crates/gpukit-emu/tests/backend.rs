@@ -143,3 +143,45 @@ fn buffers_outlive_the_kit() {
     drop(kit);
     assert_eq!(b.download::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
 }
+
+#[test]
+fn a_sampled_launch_extrapolates_and_caps_its_sectors_at_the_buffers() {
+    // The shipped tiled matmul at 256³: every block computes one full tile, so a sample
+    // of 3 blocks extrapolates the instructions and flops exactly; its unique sectors,
+    // scaled without the reuse between blocks, are capped at the buffers' sectors,
+    // which is what the whole launch touches.
+    let n = 256;
+    let (a, b) = (values(n * n, 3), values(n * n, 4));
+    let record = |sample: Option<u64>| {
+        let dev = EmuDevice::with_options(gpukit_emu::EmuOptions {
+            counters: true,
+            sample_blocks: sample,
+            ..EmuDevice::new().options()
+        });
+        let log = dev.launch_log();
+        let kit = Kit::from_device(Box::new(dev));
+        let (ba, bb) = (kit.upload(&a).unwrap(), kit.upload(&b).unwrap());
+        let bc = kit.alloc(gpukit_core::DType::F32, n * n).unwrap();
+        gpukit_ops::matmul(&kit, &bc, &ba, &bb, n, n, n).unwrap();
+        let mut r = log.take();
+        assert_eq!(r.len(), 1, "{r:?}");
+        r.pop().unwrap()
+    };
+    let full = record(None);
+    let part = record(Some(3));
+    assert_eq!(part.kernel, full.kernel);
+    assert!(full.stats.blocks > 3);
+    assert_eq!(
+        (part.stats.blocks, part.stats.blocks_run),
+        (full.stats.blocks, 3)
+    );
+    let (f, p) = (full.stats.counters.unwrap(), part.stats.counters.unwrap());
+    assert_eq!(p.flops_f32, f.flops_f32);
+    assert_eq!(f.flops_f32, 2 * (n * n * n) as u64);
+    assert_eq!(p.total_warp_insts(), f.total_warp_insts());
+    assert_eq!(p.shared_load_wavefronts, f.shared_load_wavefronts);
+    assert_eq!(p.global_load_sectors, f.global_load_sectors);
+    // Three 256 KiB buffers, each sector once: the whole launch and the capped sample.
+    assert_eq!(f.unique_sectors, (3 * n * n * 4 / 32) as u64);
+    assert_eq!(p.unique_sectors, f.unique_sectors);
+}

@@ -246,29 +246,48 @@ impl Counters {
     /// unique sectors this is the sum over launches (each launch fetching its own
     /// sectors once); within a launch the emulator deduplicates across blocks itself.
     pub fn add(&mut self, o: &Counters) {
-        for i in 0..CLASSES {
-            self.warp_insts[i] += o.warp_insts[i];
-            self.thread_insts[i] += o.thread_insts[i];
+        self.zip_with(o, |a, b| a + b);
+    }
+
+    /// These counters scaled by `num / den` (rounded to nearest), every field alike:
+    /// a sample of a grid's blocks extrapolated to the whole grid
+    /// ([`crate::EmuOptions::sample_blocks`]). `den == 0` leaves them unchanged.
+    pub fn scaled(&self, num: u64, den: u64) -> Counters {
+        let mut out = *self;
+        if den != 0 {
+            out.zip_with(self, |a, _| {
+                let v = (u128::from(a) * u128::from(num) + u128::from(den / 2)) / u128::from(den);
+                u64::try_from(v).unwrap_or(u64::MAX)
+            });
         }
-        self.flops_f32 += o.flops_f32;
-        self.flops_f64 += o.flops_f64;
-        self.flops_f16 += o.flops_f16;
-        self.global_load_requests += o.global_load_requests;
-        self.global_store_requests += o.global_store_requests;
-        self.global_load_sectors += o.global_load_sectors;
-        self.global_store_sectors += o.global_store_sectors;
-        self.global_load_bytes += o.global_load_bytes;
-        self.global_store_bytes += o.global_store_bytes;
-        self.unique_sectors += o.unique_sectors;
-        self.shared_load_requests += o.shared_load_requests;
-        self.shared_store_requests += o.shared_store_requests;
-        self.shared_load_wavefronts += o.shared_load_wavefronts;
-        self.shared_store_wavefronts += o.shared_store_wavefronts;
-        self.shared_ideal_wavefronts += o.shared_ideal_wavefronts;
-        self.local_requests += o.local_requests;
-        self.atomic_requests += o.atomic_requests;
-        self.branches += o.branches;
-        self.divergent_branches += o.divergent_branches;
+        out
+    }
+
+    /// Applies `f` to each field of `self` and the same field of `o`.
+    fn zip_with(&mut self, o: &Counters, f: impl Fn(u64, u64) -> u64) {
+        for i in 0..CLASSES {
+            self.warp_insts[i] = f(self.warp_insts[i], o.warp_insts[i]);
+            self.thread_insts[i] = f(self.thread_insts[i], o.thread_insts[i]);
+        }
+        self.flops_f32 = f(self.flops_f32, o.flops_f32);
+        self.flops_f64 = f(self.flops_f64, o.flops_f64);
+        self.flops_f16 = f(self.flops_f16, o.flops_f16);
+        self.global_load_requests = f(self.global_load_requests, o.global_load_requests);
+        self.global_store_requests = f(self.global_store_requests, o.global_store_requests);
+        self.global_load_sectors = f(self.global_load_sectors, o.global_load_sectors);
+        self.global_store_sectors = f(self.global_store_sectors, o.global_store_sectors);
+        self.global_load_bytes = f(self.global_load_bytes, o.global_load_bytes);
+        self.global_store_bytes = f(self.global_store_bytes, o.global_store_bytes);
+        self.unique_sectors = f(self.unique_sectors, o.unique_sectors);
+        self.shared_load_requests = f(self.shared_load_requests, o.shared_load_requests);
+        self.shared_store_requests = f(self.shared_store_requests, o.shared_store_requests);
+        self.shared_load_wavefronts = f(self.shared_load_wavefronts, o.shared_load_wavefronts);
+        self.shared_store_wavefronts = f(self.shared_store_wavefronts, o.shared_store_wavefronts);
+        self.shared_ideal_wavefronts = f(self.shared_ideal_wavefronts, o.shared_ideal_wavefronts);
+        self.local_requests = f(self.local_requests, o.local_requests);
+        self.atomic_requests = f(self.atomic_requests, o.atomic_requests);
+        self.branches = f(self.branches, o.branches);
+        self.divergent_branches = f(self.divergent_branches, o.divergent_branches);
     }
 }
 

@@ -106,6 +106,13 @@ pub struct EmuOptions {
     /// Count instructions by class, global sectors and shared wavefronts per launch
     /// ([`LaunchStats::counters`]); off by default (it costs time, nothing when off).
     pub counters: bool,
+    /// Counting on a sample: run at most this many blocks, spread evenly over the grid
+    /// (its first and last blocks among them), and extrapolate the counters to the
+    /// whole grid (every figure × blocks ÷ blocks run; [`LaunchStats::blocks_run`]
+    /// says how many ran). For estimating kernels at sizes too large to emulate whole:
+    /// the blocks not run write nothing, so the outputs are not the kernel's result.
+    /// Needs `counters`; `None` (the default) runs every block.
+    pub sample_blocks: Option<u64>,
 }
 
 /// The default step limit of a block: 2^30 warp instructions, far above what any
@@ -121,6 +128,7 @@ impl Default for EmuOptions {
             racecheck: true,
             max_steps_per_block: Some(DEFAULT_MAX_STEPS_PER_BLOCK),
             counters: false,
+            sample_blocks: None,
         }
     }
 }
@@ -134,6 +142,7 @@ impl EmuOptions {
             racecheck: false,
             max_steps_per_block: Some(DEFAULT_MAX_STEPS_PER_BLOCK),
             counters: false,
+            sample_blocks: None,
         }
     }
 }
@@ -141,8 +150,11 @@ impl EmuOptions {
 /// What a launch did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LaunchStats {
-    /// Blocks run.
+    /// Blocks in the grid.
     pub blocks: u64,
+    /// Blocks the emulator ran: `blocks`, or fewer under [`EmuOptions::sample_blocks`]
+    /// (then every other figure is extrapolated from these).
+    pub blocks_run: u64,
     /// Threads run.
     pub threads: u64,
     /// Warp-level instructions executed (one per instruction per warp group).
@@ -259,6 +271,23 @@ pub fn launch(
         counters: opts.counters,
     };
     let nblocks = u64::from(grid.0) * u64::from(grid.1) * u64::from(grid.2);
+    let nrun = match opts.sample_blocks {
+        None => nblocks,
+        Some(_) if !opts.counters => {
+            return Err(bad("sample_blocks needs counters on".into()));
+        }
+        Some(0) => return Err(bad("sample_blocks is 0".into())),
+        Some(n) => n.min(nblocks),
+    };
+    // The i-th block run: evenly spread, 0 and nblocks - 1 included (strictly
+    // increasing since nrun <= nblocks).
+    let block_of = |i: u64| -> u64 {
+        if nrun == nblocks || nrun == 1 {
+            i
+        } else {
+            (u128::from(i) * u128::from(nblocks - 1) / u128::from(nrun - 1)) as u64
+        }
+    };
     // The lowest failing block so far: blocks above it need not run.
     let first_err = std::sync::atomic::AtomicU64::new(u64::MAX);
     #[derive(Default)]
@@ -287,8 +316,9 @@ pub fn launch(
         };
         a
     }
-    let acc = (0..nblocks)
+    let acc = (0..nrun)
         .into_par_iter()
+        .map(block_of)
         .map_init(Scratch::default, |scratch, b| {
             if b > first_err.load(std::sync::atomic::Ordering::Relaxed) {
                 return Acc::default();
@@ -311,14 +341,23 @@ pub fn launch(
     let counters = acc.stats.tally.map(|mut t| {
         t.compact();
         t.c.unique_sectors = t.sectors.len() as u64;
-        t.c
+        t.c.scaled(nblocks, nrun)
     });
+    let scale = |v: u64| -> u64 {
+        if nrun == nblocks {
+            v
+        } else {
+            u64::try_from(u128::from(v) * u128::from(nblocks) / u128::from(nrun))
+                .unwrap_or(u64::MAX)
+        }
+    };
     let stats = LaunchStats {
         blocks: nblocks,
+        blocks_run: nrun,
         threads: nblocks * u64::from(nthreads),
-        warp_instructions: acc.stats.warp_insts,
-        thread_instructions: acc.stats.thread_insts,
-        approx_instructions: acc.stats.approx,
+        warp_instructions: scale(acc.stats.warp_insts),
+        thread_instructions: scale(acc.stats.thread_insts),
+        approx_instructions: scale(acc.stats.approx),
         counters,
     };
     Ok(stats)

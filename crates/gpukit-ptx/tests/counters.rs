@@ -66,6 +66,20 @@ fn launch_counted(
     bufs: &[&Aligned],
     ints: &[i32],
 ) -> LaunchStats {
+    launch_with(m, kernel, grid, block, bufs, ints, &opts()).unwrap()
+}
+
+/// [`launch_counted`] with other options, returning the launch's result.
+#[allow(clippy::result_large_err)] // the emulator's own error type, as `launch` returns it
+fn launch_with(
+    m: &Module,
+    kernel: &str,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    bufs: &[&Aligned],
+    ints: &[i32],
+    o: &EmuOptions,
+) -> Result<LaunchStats, gpukit_ptx::EmuError> {
     let raw: Vec<&Buf> = bufs.iter().map(|b| &b.buf).collect();
     let skips: Vec<u64> = bufs.iter().map(|b| b.skip as u64).collect();
     run(
@@ -87,9 +101,8 @@ fn launch_counted(
             v.extend(ints.iter().map(|&i| ParamValue::i32(i)));
             v
         },
-        &opts(),
+        o,
     )
-    .unwrap()
 }
 
 fn counters(s: &LaunchStats) -> Counters {
@@ -376,4 +389,76 @@ fn counters_are_absent_unless_asked_for() {
     .unwrap();
     assert_eq!(s.counters, None);
     assert!(s.warp_instructions > 0);
+}
+
+#[test]
+fn a_sample_of_identical_blocks_extrapolates_exactly() {
+    let m = fixture("counters");
+    // 16 blocks of 256 threads, each copying its own 1 KiB: every block executes the
+    // same instructions and touches its own 32 + 32 sectors, so any sample, scaled by
+    // 16 / blocks run, gives the whole launch's counters exactly.
+    let n = 4096usize;
+    let src = Aligned::new(&ramp(n * 32));
+    let copy = |o: &EmuOptions| {
+        let dst = Aligned::new(&vec![0.0; n]);
+        let s = launch_with(
+            &m,
+            "copy_coalesced",
+            (16, 1, 1),
+            (256, 1, 1),
+            &[&src, &dst],
+            &[n as i32],
+            o,
+        );
+        (s, dst.values())
+    };
+    let (full, _) = copy(&opts());
+    let full = full.unwrap();
+    assert_eq!((full.blocks, full.blocks_run), (16, 16));
+    let all = ramp(n * 32);
+    // Blocks run: evenly spread, the first and the last among them.
+    for (k, run) in [
+        (1u64, vec![0u64]),
+        (2, vec![0, 15]),
+        (5, vec![0, 3, 7, 11, 15]),
+        (16, (0..16).collect()),
+        (100, (0..16).collect()),
+    ] {
+        let (s, out) = copy(&EmuOptions {
+            sample_blocks: Some(k),
+            ..opts()
+        });
+        let s = s.unwrap();
+        assert_eq!(
+            (s.blocks, s.blocks_run),
+            (16, run.len() as u64),
+            "sample {k}"
+        );
+        assert_eq!(s.counters, full.counters, "sample {k}");
+        assert_eq!(s.warp_instructions, full.warp_instructions, "sample {k}");
+        assert_eq!(
+            s.thread_instructions, full.thread_instructions,
+            "sample {k}"
+        );
+        // Only the blocks run wrote their part of the output.
+        for (i, v) in out.iter().enumerate() {
+            let b = (i / 256) as u64;
+            let want = if run.contains(&b) { all[i] } else { 0.0 };
+            assert_eq!(v.to_bits(), want.to_bits(), "sample {k}, element {i}");
+        }
+    }
+    // A sample needs the counters, and at least one block.
+    for o in [
+        EmuOptions {
+            sample_blocks: Some(4),
+            ..EmuOptions::default()
+        },
+        EmuOptions {
+            sample_blocks: Some(0),
+            ..opts()
+        },
+    ] {
+        let e = copy(&o).0.unwrap_err().to_string();
+        assert!(e.contains("sample_blocks"), "{e}");
+    }
 }
