@@ -7,6 +7,8 @@
 //                             g ascending per (o, i) column
 //   pad_{dtype}               ONNX Pad (constant, reflect, edge, wrap; crop first)
 //   cumsum_{dtype}            ONNX CumSum: the running sum along each line, in order
+//   cumsum_rows_{dtype}       the same for contiguous lines (inner = 1), through shared
+//                             memory tiles so every access is coalesced
 //   topk_{dtype}              ONNX TopK (sorted): each element written at its rank, if below k
 //
 // Indices were checked in range by check_index before these run; negative ones count
@@ -251,6 +253,120 @@ __device__ __forceinline__ void el_cumsum(T* __restrict__ y, const T* __restrict
         gk_advance3(p, s, 1, (gk_u64)inner);
     }
 }
+
+// cumsum_rows: the lines are contiguous (inner = 1), so one thread per line would make
+// each warp access touch 32 lines, one element of each (32 sectors per request). Here a
+// warp owns 32 lines (groups of 32, grid-stride over warps) and walks them in tiles of
+// TQ positions through shared memory: loads and stores move whole line segments (TQ
+// consecutive elements per row, 32/TQ rows per instruction), and in between lane r runs
+// line r's chain over the tile's positions in the line's order, exactly the operations
+// of el_cumsum. TQ is 32 for elements of up to 4 bytes (rows padded to 33: every phase
+// conflict-free) and 16 for 8-byte elements (padded to 17; 34.8 KiB per block).
+// The tile is declared once in the entry (both chain variants share it).
+template <class T> struct ElCumTile {
+    enum { TQ = sizeof(T) == 8 ? 16 : 32 };  // positions per tile
+    typedef T Row[TQ + 1];
+};
+
+template <class T, bool EXCL>
+__device__ __forceinline__ void el_cumsum_rows(T* __restrict__ y, const T* __restrict__ x,
+                                               i64 lines, i64 len, i64 reverse,
+                                               typename ElCumTile<T>::Row* t) {
+    typedef GkSum<T> S;
+    enum { TQ = ElCumTile<T>::TQ, RPI = 32 / TQ };  // rows per load instruction
+    const i64 groups = len > 0 ? (lines + 31) / 32 : 0;
+    const i64 nwarps = gk_nthreads() >> 5;
+    const int lane = gk_lane(), lr = lane / TQ, lc = lane % TQ;
+    const i64 nchunks = (len + TQ - 1) / TQ;
+    const T zero = S::store((typename S::A)0);
+    // Warp-uniform loop: every lane of a warp takes the same group and chunk.
+    for (i64 g = gk_tid() >> 5; g < groups; g += nwarps) {
+        const i64 line0 = g * 32;
+        const bool mine = line0 + lane < lines;
+        typename S::A acc = (typename S::A)0;
+        for (i64 c = 0; c < nchunks; ++c) {
+            // Positions [lo, hi) of the line this chunk covers, in the line's order.
+            i64 lo, hi;
+            if (reverse) {
+                hi = len - c * TQ;
+                lo = hi > TQ ? hi - TQ : 0;
+            } else {
+                lo = c * TQ;
+                hi = lo + TQ < len ? lo + TQ : len;
+            }
+            const int w = (int)(hi - lo);
+            // Row r's element lo + lc; rows advance by RPI lines. A full tile (32 lines,
+            // TQ positions) needs no guard.
+            const i64 at = (line0 + lr) * len + lo + lc, rstep = (i64)RPI * len;
+            const bool full = line0 + 32 <= lines && w == TQ;
+            {
+                const T* p = x + at;
+                if (full) {
+#pragma unroll 8
+                    for (int r = lr; r < 32; r += RPI, p += rstep) t[r][lc] = *p;
+                } else {
+                    for (int r = lr; r < 32; r += RPI, p += rstep)
+                        if (line0 + r < lines && lc < w) t[r][lc] = *p;
+                }
+            }
+            __syncwarp();
+            if (mine) {
+                int j = 0;
+                if (c == 0) {  // the line's first position: acc = its value
+                    const int q = reverse ? w - 1 : 0;
+                    const typename S::A v = S::load(t[lane][q]);
+                    t[lane][q] = EXCL ? zero : S::store(v);
+                    acc = v;
+                    j = 1;
+                }
+                // One step of the chain at tile position q (el_cumsum's loop body).
+                auto step = [&](int q) {
+                    const typename S::A v = S::load(t[lane][q]);
+                    if (EXCL) {
+                        t[lane][q] = S::store(acc);
+                        acc = S::add(acc, v);
+                    } else {
+                        acc = S::add(acc, v);
+                        t[lane][q] = S::store(acc);
+                    }
+                };
+                if (reverse) {
+#pragma unroll 4
+                    for (int q = w - 1 - j; q >= 0; --q) step(q);
+                } else {
+#pragma unroll 4
+                    for (int q = j; q < w; ++q) step(q);
+                }
+            }
+            __syncwarp();
+            {
+                T* p = y + at;
+                if (full) {
+#pragma unroll 8
+                    for (int r = lr; r < 32; r += RPI, p += rstep) *p = t[r][lc];
+                } else {
+                    for (int r = lr; r < 32; r += RPI, p += rstep)
+                        if (line0 + r < lines && lc < w) *p = t[r][lc];
+                }
+            }
+            __syncwarp();
+        }
+    }
+}
+
+// __launch_bounds__(block, 4): at most 64 registers, four blocks per SM (ptxas's own
+// target spilled the f16 chain on sm_80).
+#define EL_CUMSUM_ROWS(op, sfx, T)                                                             \
+    extern "C" __global__ void __launch_bounds__(EL_BLOCK, 4)                                  \
+        op##_##sfx(T* y, const T* x, i64 lines, i64 len, i64 exclusive, i64 reverse) {         \
+        __shared__ typename ElCumTile<T>::Row tiles[EL_BLOCK / 32][32];                        \
+        typename ElCumTile<T>::Row* t = tiles[threadIdx.x >> 5];                               \
+        if (exclusive)                                                                         \
+            el_cumsum_rows<T, true>(y, x, lines, len, reverse, t);                             \
+        else                                                                                   \
+            el_cumsum_rows<T, false>(y, x, lines, len, reverse, t);                            \
+    }
+GK_FOR_cumsum_rows(EL_CUMSUM_ROWS)
 
 #define EL_CUMSUM(op, sfx, T)                                                                  \
     extern "C" __global__ void __launch_bounds__(EL_BLOCK)                                     \

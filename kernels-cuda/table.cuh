@@ -91,6 +91,7 @@
 #define GK_FOR_topk(X) X(topk, f32, float) X(topk, f64, double) X(topk, f16, gk_f16) X(topk, bf16, gk_bf16) X(topk, i64, i64) X(topk, i32, int)
 
 // Auxiliary entries of the launch plans.
+#define GK_FOR_cumsum_rows(X) X(cumsum_rows, f32, float) X(cumsum_rows, f64, double) X(cumsum_rows, f16, gk_f16) X(cumsum_rows, bf16, gk_bf16) X(cumsum_rows, i64, i64) X(cumsum_rows, i32, int)
 #define GK_FOR_bmm_small(X) X(bmm_small, f32, float) X(bmm_small, f64, double) X(bmm_small, f16, gk_f16) X(bmm_small, bf16, gk_bf16)
 #define GK_FOR_gemm_small(X) X(gemm_small, f32, float) X(gemm_small, f64, double) X(gemm_small, f16, gk_f16) X(gemm_small, bf16, gk_bf16)
 #define GK_FOR_sum_chunks(X) X(sum_chunks, f32, float) X(sum_chunks, f64, double) X(sum_chunks, f16, gk_f16) X(sum_chunks, bf16, gk_bf16) X(sum_chunks, i64, i64) X(sum_chunks, i32, int)

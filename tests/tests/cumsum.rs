@@ -70,6 +70,49 @@ suite!(bf16, cumsum_bf16);
 suite!(i64, cumsum_i64);
 suite!(i32, cumsum_i32);
 
+/// Contiguous lines (`inner = 1`) in numbers the proptest does not reach: several
+/// groups of 32 lines with a partial last one, and lengths across the CUDA kernel's
+/// shared-memory tiles (16 and 32 positions: one, several, a partial last tile), each
+/// direction and form, every dtype, on every backend.
+#[test]
+fn many_contiguous_lines_across_tiles() {
+    fn run<T: TestElem + Arith>() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for (o, l) in [
+            (33, 1),
+            (64, 15),
+            (65, 16),
+            (97, 17),
+            (40, 33),
+            (70, 64),
+            (33, 70),
+        ] {
+            let x: Vec<T> = (0..o * l)
+                .map(|k| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    match k % 53 {
+                        7 => T::from_moderate(-0.0),
+                        _ => T::from_moderate(((seed >> 33) % 2001) as f64 / 7.0 - 140.0),
+                    }
+                })
+                .collect();
+            for exclusive in [false, true] {
+                for reverse in [false, true] {
+                    check::<T>((o, l, 1), &x, exclusive, reverse).unwrap();
+                }
+            }
+        }
+    }
+    run::<f32>();
+    run::<f64>();
+    run::<f16>();
+    run::<bf16>();
+    run::<i64>();
+    run::<i32>();
+}
+
 /// Hand-computed values (numpy's `cumsum` and ONNX's exclusive / reverse rules) on
 /// every backend, with the order visible in the rounding and -0.0 kept at the start.
 #[test]

@@ -7,13 +7,18 @@
 //!   atomics).
 //!
 //! * `cumsum`: one grid-stride launch over the `outer * inner` lines; each thread runs
-//!   its line's chain in order (the contract's order: no parallel scan).
+//!   its line's chain in order (the contract's order: no parallel scan). Contiguous
+//!   lines (`inner = 1`) go to `cumsum_rows`: a warp per 32 lines, the same chains,
+//!   loads and stores coalesced through shared-memory tiles.
 //! * `topk`: one grid-stride launch over the `outer * len * inner` inputs; each thread
 //!   counts its element's rank in its line and writes it when the rank is below `k`.
 //!
 //! Nothing to move (an empty output or no updates) is no launch.
 
 use super::{Call, Plan, grid_stride};
+
+/// Auxiliary entries of this family: `(aux name, ABI op)`.
+pub(super) const AUX: &[(&str, &str)] = &[("cumsum_rows", "cumsum")];
 use gpukit_core::Result;
 
 /// The product of the count arguments `idx`, which must fit in an i64.
@@ -42,6 +47,15 @@ pub(super) fn plan(c: &Call<'_>) -> Result<Plan> {
         c.count(6)?;
         if product(c, &[2, 3, 4])? == 0 {
             return Ok(Plan::default());
+        }
+        if c.count(4)? == 1 {
+            // Contiguous lines: a warp per 32 lines through shared-memory tiles
+            // (y, x, lines, len, exclusive, reverse); one thread per line.
+            let args = [0, 1, 2, 3, 5, 6]
+                .iter()
+                .map(|&i| c.arg(i))
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(grid_stride(c.aux("cumsum_rows"), c.count(2)?, args));
         }
         return Ok(grid_stride(c.entry(), product(c, &[2, 4])?, c.all_args()));
     }
@@ -102,6 +116,14 @@ mod tests {
         assert_eq!(p.steps[0].cfg.grid, Dim3::x(1));
         assert!(plan("cumsum_f32", &a(3, 0, 5)).unwrap().steps.is_empty());
         assert!(plan("cumsum_f32", &a(-1, 7, 5)).is_err());
+        // Contiguous rows: cumsum_rows, a warp per 32 rows (y, x, lines, len,
+        // exclusive, reverse), threads for the rows.
+        let p = plan("cumsum_f64", &a(600, 7, 1)).unwrap();
+        assert_eq!(p.steps.len(), 1);
+        assert_eq!(p.steps[0].entry, "cumsum_rows_f64");
+        assert_eq!(p.steps[0].cfg.grid, Dim3::x(3));
+        assert_eq!(p.steps[0].args.len(), 6);
+        assert!(plan("cumsum_f64", &a(600, 0, 1)).unwrap().steps.is_empty());
     }
 
     #[test]
@@ -189,10 +211,19 @@ mod tests {
                     "topk" => topk_args.clone(),
                     _ => args(op, d, 2, 3, 4, 5),
                 };
-                for s in plan(&name, &a).unwrap().steps {
-                    let e = entries.iter().find(|e| e.name == s.entry).unwrap();
-                    assert_eq!(e.params, vec!["u64"; s.args.len()], "{}", s.entry);
-                    seen.insert(s.entry);
+                let mut calls = vec![a.clone()];
+                if op == "cumsum" {
+                    // inner = 1: the contiguous-rows entry.
+                    let mut rows = a;
+                    rows[4] = KernelArg::I64(1);
+                    calls.push(rows);
+                }
+                for a in calls {
+                    for s in plan(&name, &a).unwrap().steps {
+                        let e = entries.iter().find(|e| e.name == s.entry).unwrap();
+                        assert_eq!(e.params, vec!["u64"; s.args.len()], "{}", s.entry);
+                        seen.insert(s.entry);
+                    }
                 }
             }
         }

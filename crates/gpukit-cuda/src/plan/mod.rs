@@ -75,6 +75,7 @@ pub const MAX_GRID_1D: u32 = 65_535;
 pub fn aux_entries() -> Vec<(&'static str, &'static str)> {
     [
         elementwise::AUX,
+        elements::AUX,
         linalg::AUX,
         reduce::AUX,
         index::AUX,
