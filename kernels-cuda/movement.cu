@@ -3,7 +3,8 @@
 // docs/ops/movement.md).
 //
 //   copy_axis_{dtype}         dst[o, offset + a, i] = src[o, a, i]
-//   strided_copy_{dtype}      out[c] = x[offset + sum c_d * strides_d]   (<= 8 axes)
+//   strided_copy_{dtype}      out[c] = x[offset + sum c_d * strides_d]   (<= 8 axes);
+//                             transposes through shared-memory tiles
 //   resize_bilinear_{dtype}   exact integer taps and weights, lerp with fma (floats)
 //   resize_nearest_{dtype}    out[p, oy, ox] = x[p, oy*in_h/out_h, ox*in_w/out_w]
 //   eos_gather_{dtype}        out[b, :] = x[b, first argmax of ids[b, :], :]
@@ -63,13 +64,83 @@ __device__ __forceinline__ void mv_copy_axis(B* __restrict__ dst, const B* __res
 // with carries, keeping the source offset in step.
 // ---------------------------------------------------------------------------------
 
+// The transposing case of strided_copy: after merging, the output's fastest axis P
+// (position MV_RANK-1) is strided in the source while another axis A is the source's
+// contiguous one (stride 1), both at least MV_TILE_MIN long. Element by element either
+// the reads or the writes would touch a sector per lane, so each block moves 32 x 32
+// tiles through shared memory instead: lanes read along A (consecutive source
+// elements), then write along P (consecutive outputs). Tiles are (other digits, A
+// tile, P tile), row-major, grid-stride over blocks; the other digits' offsets take
+// one division per digit per tile. Rows padded to 33: both phases conflict-free.
+#define MV_TILE_MIN 16
+
+template <class B>
+__device__ __forceinline__ void mv_transpose_tiles(B* __restrict__ out, const B* __restrict__ x,
+                                                   const gk_u64* sdim, const gk_u64* sstr,
+                                                   int lo, int A, gk_u64 offset) {
+    __shared__ B tile[32][33];
+    const int P = MV_RANK - 1;
+    const gk_u64 dA = sdim[A], dP = sdim[P], sP = sstr[P];
+    const gk_u64 tA = (dA + 31) / 32, tP = (dP + 31) / 32;
+    gk_u64 oA = 1;  // A's stride in the (row-major) output
+    for (int p = A + 1; p <= P; ++p) oA *= sdim[p];
+    gk_u64 rest = 1;
+    for (int p = lo; p < P; ++p)
+        if (p != A) rest *= sdim[p];
+    const gk_u64 ntiles = rest * tA * tP;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    for (gk_u64 t = blockIdx.x; t < ntiles; t += gridDim.x) {
+        const gk_u64 tp = t % tP, u = t / tP, ta = u % tA;
+        gk_u64 r = u / tA;
+        // The other digits, fastest first, skipping A: their source and output offsets.
+        gk_u64 src = offset, dst = 0, ostr = dP;
+        for (int p = P - 1; p >= lo; --p) {
+            if (p != A) {
+                const gk_u64 c = r % sdim[p];
+                r /= sdim[p];
+                src += c * sstr[p];
+                dst += c * ostr;
+            }
+            ostr *= sdim[p];
+        }
+        const gk_u64 a0 = ta * 32, p0 = tp * 32;
+        // A full tile needs no guard; pointers advance by the warps' 8 rows.
+        const bool full = a0 + 32 <= dA && p0 + 32 <= dP;
+        const int WARPS = MV_BLOCK / 32;
+        {
+            const B* xs = x + (src + a0 + lane + (p0 + w) * sP);
+            const gk_u64 step = WARPS * sP;
+            if (full) {
+#pragma unroll 2
+                for (int j = w; j < 32; j += WARPS, xs += step) tile[lane][j] = *xs;
+            } else {
+                for (int j = w; j < 32; j += WARPS, xs += step)
+                    if (a0 + lane < dA && p0 + j < dP) tile[lane][j] = *xs;
+            }
+        }
+        __syncthreads();
+        {
+            B* os = out + (dst + (a0 + w) * oA + p0 + lane);
+            const gk_u64 step = WARPS * oA;
+            if (full) {
+#pragma unroll 2
+                for (int j = w; j < 32; j += WARPS, os += step) *os = tile[j][lane];
+            } else {
+                for (int j = w; j < 32; j += WARPS, os += step)
+                    if (a0 + j < dA && p0 + lane < dP) *os = tile[j][lane];
+            }
+        }
+        __syncthreads();
+    }
+}
+
 template <class B>
 __device__ __forceinline__ void mv_strided_copy(B* __restrict__ out, const B* __restrict__ x,
                                                 const i64* __restrict__ dims,
                                                 const i64* __restrict__ strides, i64 ndim,
                                                 i64 offset, i64 n_out) {
     __shared__ gk_u64 sdim[MV_RANK], sstr[MV_RANK], swrap[MV_RANK], sdig[MV_RANK];
-    __shared__ int slo;
+    __shared__ int slo, stile;
     if (n_out <= 0) return;  // uniform: before the barrier
     if (threadIdx.x == 0) {
         int k = 0;
@@ -113,8 +184,23 @@ __device__ __forceinline__ void mv_strided_copy(B* __restrict__ out, const B* __
             }
         }
         slo = lo;
+        // The transposing case (mv_transpose_tiles): A, or -1.
+        int a = -1;
+        if (sstr[MV_RANK - 1] != 1 && sdim[MV_RANK - 1] >= MV_TILE_MIN) {
+            for (int p = MV_RANK - 2; p >= lo; --p) {
+                if (sstr[p] == 1 && sdim[p] >= MV_TILE_MIN) {
+                    a = p;
+                    break;
+                }
+            }
+        }
+        stile = a;
     }
     __syncthreads();
+    if (stile >= 0) {  // block-uniform
+        mv_transpose_tiles<B>(out, x, sdim, sstr, slo, stile, (gk_u64)offset);
+        return;
+    }
     const int lo = slo;
     const gk_u64 n = (gk_u64)n_out;
     const gk_u64 warp = (gk_u64)gk_tid() >> 5, nwarps = (gk_u64)gk_nthreads() >> 5;

@@ -387,6 +387,38 @@ fn check_strided<T: Element>(c: &StridedCase<T>) -> TestResult {
     )
 }
 
+/// Transposing reads through as_strided with an offset, gaps between rows and an outer
+/// axis: the CUDA kernel's shared-memory tile path (both tiled extents at least 16, the
+/// output's fastest axis strided in the source, another axis of stride 1), ragged
+/// tiles included, on every dtype.
+#[test]
+fn as_strided_transposes_with_offsets_and_gaps() {
+    fn run<T: TestElem>() {
+        for (dims, strides, offset) in [
+            (vec![3usize, 20, 40], vec![1000usize, 1, 41], 7usize),
+            (vec![33, 17], vec![1, 50], 3),
+            (vec![2, 5, 16, 70], vec![3000, 1, 1, 17], 1),
+        ] {
+            let last = offset
+                + dims
+                    .iter()
+                    .zip(&strides)
+                    .map(|(&d, &s)| (d - 1) * s)
+                    .sum::<usize>();
+            let x: Vec<T> = (0..=last)
+                .map(|i| T::from_moderate(i as f64 - 500.0))
+                .collect();
+            check_strided::<T>(&(dims, strides, offset, x)).unwrap();
+        }
+    }
+    run::<f32>();
+    run::<f64>();
+    run::<f16>();
+    run::<bf16>();
+    run::<i64>();
+    run::<i32>();
+}
+
 #[test]
 fn as_strided_refuses_reads_outside_x() {
     let k = gpukit::cpu().unwrap();

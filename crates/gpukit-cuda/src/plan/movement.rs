@@ -6,7 +6,8 @@
 //!   [`GRID_CAP`] blocks; a thread that walks several elements advances its
 //!   coordinates with carries instead of dividing.
 //! * `strided_copy`: the same geometry over the outputs; inside, each warp owns one
-//!   contiguous range of outputs (32 consecutive per step).
+//!   contiguous range of outputs (32 consecutive per step), or, for a transpose, each
+//!   block moves 32×32 tiles through shared memory (grid-stride over the tiles).
 //! * `eos_gather`: one warp per (row, tile of [`EOS_TILE`] output columns), 8 warps
 //!   per block, grid-stride over the work items.
 
