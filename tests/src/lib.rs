@@ -485,3 +485,17 @@ mod tests {
 pub mod child;
 pub mod fill;
 pub mod fuzzing;
+
+/// Calls the generic function `$f::<T>()` for every dtype: f32, f64, f16, bf16, i64,
+/// i32 (for the deterministic tests that cover each dtype in one test).
+#[macro_export]
+macro_rules! each_dtype {
+    ($f:ident) => {{
+        $f::<f32>();
+        $f::<f64>();
+        $f::<::gpukit::half::f16>();
+        $f::<::gpukit::half::bf16>();
+        $f::<i64>();
+        $f::<i32>();
+    }};
+}

@@ -105,12 +105,7 @@ fn many_contiguous_lines_across_tiles() {
             }
         }
     }
-    run::<f32>();
-    run::<f64>();
-    run::<f16>();
-    run::<bf16>();
-    run::<i64>();
-    run::<i32>();
+    gpukit_tests::each_dtype!(run);
 }
 
 /// Hand-computed values (numpy's `cumsum` and ONNX's exclusive / reverse rules) on

@@ -411,12 +411,7 @@ fn as_strided_transposes_with_offsets_and_gaps() {
             check_strided::<T>(&(dims, strides, offset, x)).unwrap();
         }
     }
-    run::<f32>();
-    run::<f64>();
-    run::<f16>();
-    run::<bf16>();
-    run::<i64>();
-    run::<i32>();
+    gpukit_tests::each_dtype!(run);
 }
 
 #[test]
