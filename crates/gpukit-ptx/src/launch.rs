@@ -155,7 +155,7 @@ pub struct LaunchStats {
     /// Blocks the emulator ran: `blocks`, or fewer under [`EmuOptions::sample_blocks`]
     /// (then every other figure is extrapolated from these).
     pub blocks_run: u64,
-    /// Threads run.
+    /// Threads in the grid (`blocks` × threads per block).
     pub threads: u64,
     /// Warp-level instructions executed (one per instruction per warp group).
     pub warp_instructions: u64,
