@@ -170,7 +170,11 @@ __device__ __forceinline__ i64 el_pad_source(i64 t, i64 len, i64 mode) {
     }
 }
 
-template <class B>
+// I: the type of the output coordinate arithmetic. Below 2^31 outputs every coordinate
+// and extent fits in 32 bits, and a 32-bit division per axis costs a fraction of a
+// 64-bit one (the emulator's counters showed pad issue-bound on the divisions); the
+// input offset stays 64-bit either way.
+template <class B, class I>
 __device__ __forceinline__ void el_pad(B* __restrict__ out, const B* __restrict__ x,
                                        const B* __restrict__ value,
                                        const i64* __restrict__ layout, i64 ndim, i64 mode,
@@ -181,13 +185,14 @@ __device__ __forceinline__ void el_pad(B* __restrict__ out, const B* __restrict_
     const i64* ln = layout + 3 * ndim;
     const i64* bf = layout + 4 * ndim;
     for (i64 e = gk_tid(); e < n_out; e += gk_nthreads()) {
-        i64 rem = e, off = 0, stride = 1;
+        I rem = (I)e;
+        i64 off = 0, stride = 1;
         bool inside = true;
         for (i64 d = ndim - 1; d >= 0; --d) {
-            const i64 len_o = __ldg(od + d);
-            const i64 c = rem % len_o;
+            const I len_o = (I)__ldg(od + d);
+            const I c = rem % len_o;
             rem /= len_o;
-            const i64 p = el_pad_source(c - __ldg(bf + d), __ldg(ln + d), mode);
+            const i64 p = el_pad_source((i64)c - __ldg(bf + d), __ldg(ln + d), mode);
             if (p < 0) {
                 inside = false;
                 break;
@@ -204,7 +209,12 @@ __device__ __forceinline__ void el_pad(B* __restrict__ out, const B* __restrict_
         op##_##sfx(T* out, const T* x, const T* value, const i64* layout, i64 ndim, i64 mode,  \
                    i64 n_out) {                                                                \
         typedef GkBits<T>::B B;                                                                \
-        el_pad<B>((B*)out, (const B*)x, (const B*)value, layout, ndim, mode, n_out);           \
+        if (n_out <= 0x7fffffffLL)                                                             \
+            el_pad<B, unsigned>((B*)out, (const B*)x, (const B*)value, layout, ndim, mode,     \
+                                n_out);                                                        \
+        else                                                                                   \
+            el_pad<B, gk_u64>((B*)out, (const B*)x, (const B*)value, layout, ndim, mode,       \
+                              n_out);                                                          \
     }
 GK_FOR_pad(EL_PAD)
 
