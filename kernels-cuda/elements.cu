@@ -171,9 +171,9 @@ __device__ __forceinline__ i64 el_pad_source(i64 t, i64 len, i64 mode) {
 }
 
 // I: the type of the output coordinate arithmetic. Below 2^31 outputs every coordinate
-// and extent fits in 32 bits, and a 32-bit division per axis costs a fraction of a
-// 64-bit one (the emulator's counters showed pad issue-bound on the divisions); the
-// input offset stays 64-bit either way.
+// and extent fits in 32 bits, and on the GPU a 32-bit division per axis costs a
+// fraction of a 64-bit one (a long instruction sequence; the emulator counts either as
+// one PTX instruction); the input offset stays 64-bit either way.
 template <class B, class I>
 __device__ __forceinline__ void el_pad(B* __restrict__ out, const B* __restrict__ x,
                                        const B* __restrict__ value,

@@ -110,17 +110,16 @@ fn counters_trace(records: &[LaunchRecord], gpu: &GpuSpec) -> serde_json::Value 
 /// One kernel's census row: calls, predicted seconds, and those seconds per bound.
 type CensusRow = (u64, f64, [f64; 4]);
 
-/// The GPU named by `--gpu`, or the usage error (status 2) listing the known ones.
+/// The one GPU named by `--gpu` (the census predicts for one), or the usage error
+/// (status 2).
 fn gpu_of(args: &ProfileArgs) -> Result<&'static GpuSpec, ExitCode> {
-    perf::gpu(&args.gpu).ok_or_else(|| {
-        let keys: Vec<&str> = perf::GPUS.iter().map(|g| g.key).collect();
-        eprintln!(
-            "gpukit: --gpu `{}` is not one of {}",
-            args.gpu,
-            keys.join(", ")
-        );
-        ExitCode::from(2)
-    })
+    match gpus_of(args)?.as_slice() {
+        [g] => Ok(g),
+        _ => {
+            eprintln!("gpukit: --census predicts for one GPU, not `{}`", args.gpu);
+            Err(ExitCode::from(2))
+        }
+    }
 }
 
 /// The `--census` form of `gpukit profile`: the selftest workload on the census kit

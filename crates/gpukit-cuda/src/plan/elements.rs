@@ -16,10 +16,10 @@
 //! Nothing to move (an empty output or no updates) is no launch.
 
 use super::{Call, Plan, grid_stride};
+use gpukit_core::Result;
 
 /// Auxiliary entries of this family: `(aux name, ABI op)`.
 pub(super) const AUX: &[(&str, &str)] = &[("cumsum_rows", "cumsum")];
-use gpukit_core::Result;
 
 /// The product of the count arguments `idx`, which must fit in an i64.
 fn product(c: &Call<'_>, idx: &[usize]) -> Result<u64> {
