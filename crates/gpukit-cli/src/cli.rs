@@ -110,7 +110,8 @@ pub(crate) struct ProfileArgs {
     #[command(flatten)]
     pub(crate) checks: CheckArgs,
     /// Also write a Chrome trace-event file to FILE (open it at https://ui.perfetto.dev);
-    /// with --counters, the estimated GPU timeline with each launch's counters
+    /// with --counters, the estimated GPU timeline (on the first GPU of --gpu) with each
+    /// launch's counters
     #[arg(long, value_name = "FILE")]
     pub(crate) trace: Option<String>,
     /// Run on the PTX emulator with its performance counters and print the per-kernel
