@@ -124,6 +124,11 @@ pub(crate) struct ProfileArgs {
     /// on `--gpu` from one emulated launch per distinct launch
     #[arg(long, conflicts_with = "trace")]
     pub(crate) census: bool,
+    /// With --census: also write every distinct built-in launch (PTX entry, geometry,
+    /// parameters, argument bytes) to FILE as a replay file, which `tools/emu-rate`
+    /// runs on the emulator to measure its speed
+    #[arg(long, value_name = "FILE", requires = "census")]
+    pub(crate) replay: Option<String>,
     /// The GPU of the estimate with --counters or --census: a100, h100, h200, l4,
     /// rtx4090; with --counters a comma-separated list gives one table per GPU
     #[arg(long, value_name = "GPU", default_value = "h200")]

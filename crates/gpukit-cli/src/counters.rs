@@ -167,6 +167,24 @@ pub(crate) fn profile_census(g: &Global, args: &ProfileArgs) -> ExitCode {
         .iter()
         .filter(|n| !report.entries.iter().any(|e| &e.name == *n && e.calls > 0))
         .collect();
+    if let Some(path) = &args.replay {
+        let written = std::fs::File::create(path)
+            .and_then(|f| census.write_replay(&mut std::io::BufWriter::new(f)));
+        match written {
+            Ok((n, user)) => eprintln!(
+                "gpukit: wrote {n} distinct launches to {path}{}",
+                if user > 0 {
+                    format!(" ({user} user-kernel launches left out)")
+                } else {
+                    String::new()
+                }
+            ),
+            Err(e) => {
+                eprintln!("gpukit: writing {path}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     let predictions = match census.predict(gpu) {
         Ok(p) => p,
         Err(e) => {

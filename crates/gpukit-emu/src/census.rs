@@ -72,6 +72,9 @@ pub struct CensusEntry {
     pub ideal_bytes: u64,
     /// The argument ranges' bytes at the first occurrence.
     snapshot: Vec<Vec<u8>>,
+    /// Each snapshot range's start modulo [`crate::EMU_ALIGN`] (a replay places it at the
+    /// same alignment, so vector accesses stay aligned).
+    snapshot_align: Vec<u32>,
     /// The user kernel's module (built-ins are found by name).
     module: Option<Arc<Module>>,
 }
@@ -195,6 +198,10 @@ impl Census {
                 v
             })
             .collect();
+        let snapshot_align = ranges
+            .iter()
+            .map(|&(lo, _)| (lo % crate::EMU_ALIGN as u64) as u32)
+            .collect();
         let i = g.entries.len();
         g.entries.push(CensusEntry {
             kernel: kernel.to_string(),
@@ -206,6 +213,7 @@ impl Census {
             user: module.is_some(),
             ideal_bytes: ranges.iter().map(|&(lo, hi)| hi - lo).sum(),
             snapshot,
+            snapshot_align,
             module: module.cloned(),
         });
         g.index.insert(key, i);
@@ -291,4 +299,104 @@ impl Census {
         }
         Ok(out)
     }
+
+    /// Writes every distinct built-in launch as a replay file (the format of
+    /// [`REPLAY_MAGIC`]): the PTX module and entry, geometry, parameters (pointers as a
+    /// snapshot range and offset) and the snapshot ranges' bytes, so a program that
+    /// knows only `gpukit-ptx` can run the same launches (the emulator's speed benchmark,
+    /// `tools/emu-rate`). User kernels are left out (their PTX is the user's).
+    ///
+    /// Returns how many launches were written and how many user launches were left out.
+    /// Errors: the writer's error.
+    pub fn write_replay(&self, out: &mut dyn std::io::Write) -> std::io::Result<(usize, usize)> {
+        let entries = self.entries();
+        let builtin: Vec<(&CensusEntry, &str)> = entries
+            .iter()
+            .filter(|e| !e.user)
+            .filter_map(|e| {
+                let needle = format!(".entry {}(", e.kernel);
+                gpukit_ptx_family(&needle).map(|f| (e, f))
+            })
+            .collect();
+        let mut b: Vec<u8> = Vec::new();
+        b.extend_from_slice(REPLAY_MAGIC);
+        put_u32(&mut b, builtin.len());
+        for (e, family) in &builtin {
+            put_str(&mut b, family);
+            put_str(&mut b, &e.kernel);
+            for v in e.grid.iter().chain(&e.block).chain([&e.dynamic_shared]) {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+            b.extend_from_slice(&e.calls.to_le_bytes());
+            put_u32(&mut b, e.snapshot.len());
+            for (bytes, align) in e.snapshot.iter().zip(&e.snapshot_align) {
+                b.extend_from_slice(&align.to_le_bytes());
+                b.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+                b.extend_from_slice(bytes);
+            }
+            put_u32(&mut b, e.args.len());
+            for a in &e.args {
+                match *a {
+                    CensusArg::Buffer { at: None, .. } => b.push(0),
+                    CensusArg::Buffer {
+                        at: Some((i, off)), ..
+                    } => {
+                        b.push(1);
+                        put_u32(&mut b, i);
+                        b.extend_from_slice(&(off as u64).to_le_bytes());
+                    }
+                    CensusArg::I32(v) => {
+                        b.push(2);
+                        b.extend_from_slice(&v.to_le_bytes());
+                    }
+                    CensusArg::F32(v) => {
+                        b.push(2);
+                        b.extend_from_slice(&v.to_le_bytes());
+                    }
+                    CensusArg::I64(v) => {
+                        b.push(3);
+                        b.extend_from_slice(&v.to_le_bytes());
+                    }
+                    CensusArg::F64(v) => {
+                        b.push(3);
+                        b.extend_from_slice(&v.to_le_bytes());
+                    }
+                }
+            }
+        }
+        out.write_all(&b)?;
+        out.flush()?;
+        Ok((builtin.len(), entries.len() - builtin.len()))
+    }
+}
+
+/// The first bytes of a replay file ([`Census::write_replay`]). After them, all
+/// integers little-endian, strings as a u32 byte count and UTF-8 bytes:
+///
+/// ```text
+/// u32 launches, then per launch:
+///   str module family (kernels-cuda/ptx/{family}.ptx), str entry,
+///   u32 grid x y z, u32 block x y z, u32 dynamic shared bytes, u64 calls,
+///   u32 ranges, per range: u32 start modulo 64, u64 length, the bytes,
+///   u32 params, per param: u8 tag, then
+///     0: a null pointer | 1: u32 range, u64 offset (a pointer into the range)
+///     2: u32 value      | 3: u64 value
+/// ```
+pub const REPLAY_MAGIC: &[u8; 8] = b"GKRPLAY1";
+
+/// The committed module whose text contains `needle` (`.entry name(`).
+fn gpukit_ptx_family(needle: &str) -> Option<&'static str> {
+    gpukit_cuda::ptx::MODULES
+        .iter()
+        .find(|(_, text)| text.contains(needle))
+        .map(|(f, _)| *f)
+}
+
+fn put_u32(b: &mut Vec<u8>, v: usize) {
+    b.extend_from_slice(&(v as u32).to_le_bytes());
+}
+
+fn put_str(b: &mut Vec<u8>, s: &str) {
+    put_u32(b, s.len());
+    b.extend_from_slice(s.as_bytes());
 }

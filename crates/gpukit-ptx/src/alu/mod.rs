@@ -13,7 +13,7 @@ mod fp;
 pub(crate) use common::{Lanes, sx, zx};
 pub(crate) use fp::{BHALF, HALF, fadd, min_max};
 
-use crate::float::{self, F32, Fmt};
+use crate::float::{self, F32, F64, Fmt};
 use crate::program::*;
 
 use bits::*;
@@ -336,6 +336,75 @@ pub(crate) fn compare(c: Cmp, x: u64, y: u64) -> bool {
     }
 }
 
+/// [`compare`] over all 32 lanes: bit `l` of the result is lane `l`'s outcome. The
+/// operand type and the operator are chosen once, outside the lane loop (the common
+/// types compare natively: f32 and f64 order exactly as their f64 images do).
+pub(crate) fn compare_lanes(c: Cmp, a: &Lanes, b: &Lanes) -> u32 {
+    match c.ty {
+        CmpTy::U(w) => int_mask(c.op, &a.map(|x| zx(x, w)), &b.map(|y| zx(y, w))),
+        CmpTy::S(w) => int_mask(c.op, &a.map(|x| sx(x, w)), &b.map(|y| sx(y, w))),
+        CmpTy::F(fmt) if fmt == F32 && !c.ftz => float_mask(
+            c.op,
+            &a.map(|x| f32::from_bits(x as u32)),
+            &b.map(|y| f32::from_bits(y as u32)),
+        ),
+        CmpTy::F(fmt) if fmt == F64 && !c.ftz => {
+            float_mask(c.op, &a.map(f64::from_bits), &b.map(f64::from_bits))
+        }
+        CmpTy::F(_) => {
+            let mut m = 0u32;
+            for l in 0..32 {
+                m |= u32::from(compare(c, a[l], b[l])) << l;
+            }
+            m
+        }
+    }
+}
+
+/// The lanes where `p(x[l], y[l])` holds, as a mask.
+#[inline(always)]
+fn mask_of<T: Copy>(x: &[T; 32], y: &[T; 32], p: impl Fn(T, T) -> bool) -> u32 {
+    let mut m = 0u32;
+    for l in 0..32 {
+        m |= u32::from(p(x[l], y[l])) << l;
+    }
+    m
+}
+
+/// Integer comparisons (the unordered operators do not apply: false, as [`int_cmp`]).
+fn int_mask<T: Ord + Copy>(op: CmpOp, x: &[T; 32], y: &[T; 32]) -> u32 {
+    match op {
+        CmpOp::Eq => mask_of(x, y, |a, b| a == b),
+        CmpOp::Ne => mask_of(x, y, |a, b| a != b),
+        CmpOp::Lt => mask_of(x, y, |a, b| a < b),
+        CmpOp::Le => mask_of(x, y, |a, b| a <= b),
+        CmpOp::Gt => mask_of(x, y, |a, b| a > b),
+        CmpOp::Ge => mask_of(x, y, |a, b| a >= b),
+        _ => 0,
+    }
+}
+
+/// Float comparisons with PTX's ordered and unordered operators (as [`compare`]).
+#[allow(clippy::eq_op)]
+fn float_mask<T: PartialOrd + Copy>(op: CmpOp, x: &[T; 32], y: &[T; 32]) -> u32 {
+    match op {
+        CmpOp::Eq => mask_of(x, y, |a, b| a == b),
+        CmpOp::Ne => mask_of(x, y, |a, b| a < b || a > b),
+        CmpOp::Lt => mask_of(x, y, |a, b| a < b),
+        CmpOp::Le => mask_of(x, y, |a, b| a <= b),
+        CmpOp::Gt => mask_of(x, y, |a, b| a > b),
+        CmpOp::Ge => mask_of(x, y, |a, b| a >= b),
+        CmpOp::Equ => mask_of(x, y, |a, b| !(a < b || a > b)),
+        CmpOp::Neu => mask_of(x, y, |a, b| a != b),
+        CmpOp::Ltu => mask_of(x, y, |a, b| !(a >= b)),
+        CmpOp::Leu => mask_of(x, y, |a, b| !(a > b)),
+        CmpOp::Gtu => mask_of(x, y, |a, b| !(a <= b)),
+        CmpOp::Geu => mask_of(x, y, |a, b| !(a < b)),
+        CmpOp::Num => mask_of(x, y, |a, b| a == a && b == b),
+        CmpOp::Nan => mask_of(x, y, |a, b| a != a || b != b),
+    }
+}
+
 fn int_cmp(op: CmpOp, o: std::cmp::Ordering) -> bool {
     use std::cmp::Ordering::*;
     match op {
@@ -367,6 +436,98 @@ pub(crate) fn testp(op: TestOp, fmt: Fmt, x: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The warp-wide comparison is the lane-by-lane one, for every operator and type,
+    /// on NaNs, infinities, signed zeros, subnormals and garbage upper bits.
+    #[test]
+    fn compare_lanes_is_compare_on_every_lane() {
+        use crate::float::{BF16, F16};
+        let f32s = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::NAN,
+            f32::INFINITY,
+            -f32::INFINITY,
+            1e-40,
+            -1e-45,
+            3.5,
+        ];
+        let f64s = [
+            0.0f64,
+            -0.0,
+            1.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            -f64::INFINITY,
+            5e-324,
+            -2.2e-308,
+            3.5,
+        ];
+        let ops = [
+            CmpOp::Eq,
+            CmpOp::Ne,
+            CmpOp::Lt,
+            CmpOp::Le,
+            CmpOp::Gt,
+            CmpOp::Ge,
+            CmpOp::Equ,
+            CmpOp::Neu,
+            CmpOp::Ltu,
+            CmpOp::Leu,
+            CmpOp::Gtu,
+            CmpOp::Geu,
+            CmpOp::Num,
+            CmpOp::Nan,
+        ];
+        let tys = [
+            CmpTy::U(W::W16),
+            CmpTy::U(W::W32),
+            CmpTy::U(W::W64),
+            CmpTy::S(W::W8),
+            CmpTy::S(W::W32),
+            CmpTy::S(W::W64),
+            CmpTy::F(F32),
+            CmpTy::F(F64),
+            CmpTy::F(F16),
+            CmpTy::F(BF16),
+        ];
+        let mut a = [0u64; 32];
+        let mut b = [0u64; 32];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for round in 0..40 {
+            for l in 0..32 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let pick = |k: u64| match (round + k) % 3 {
+                    0 => {
+                        u64::from(f32s[(k % 10) as usize].to_bits())
+                            | (seed & 0xFFFF_0000_0000_0000)
+                    }
+                    1 => f64s[(k % 10) as usize].to_bits(),
+                    _ => seed.rotate_left(k as u32),
+                };
+                a[l] = pick((seed >> 8) % 97);
+                b[l] = pick((seed >> 20) % 89);
+                if l % 7 == 0 {
+                    b[l] = a[l];
+                }
+            }
+            for &op in &ops {
+                for &ty in &tys {
+                    for ftz in [false, true] {
+                        let c = Cmp { op, ty, ftz };
+                        let want =
+                            (0..32).fold(0u32, |m, l| m | u32::from(compare(c, a[l], b[l])) << l);
+                        assert_eq!(compare_lanes(c, &a, &b), want, "{c:?}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn bit_field_ops() {

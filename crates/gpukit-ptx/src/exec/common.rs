@@ -213,7 +213,7 @@ impl Warp {
     }
 }
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Acc {
     pub(super) tid: u32,
     pub(super) pc: u32,
@@ -226,7 +226,7 @@ pub(super) const NO_ACC: Acc = Acc {
     clock: 0,
 };
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) struct Shadow {
     pub(super) epoch: u32,
     pub(super) w: Acc,

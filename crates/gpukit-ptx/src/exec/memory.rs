@@ -2,7 +2,7 @@
 //! atomics (with the global fast path), and racecheck of shared accesses.
 
 use crate::alu;
-use crate::error::{ErrorKind, InstrRef, Space};
+use crate::error::{ErrorKind, InstrRef, RaceKind, Space};
 use crate::program::*;
 
 use super::common::*;
@@ -18,13 +18,23 @@ fn space_of(r: Res) -> Space {
     }
 }
 
-fn read_le(buf: &[u8], off: usize, size: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b[..size].copy_from_slice(&buf[off..off + size]);
-    u64::from_le_bytes(b)
+#[inline]
+pub(super) fn read_le(buf: &[u8], off: usize, size: usize) -> u64 {
+    match size {
+        4 => u64::from(u32::from_le_bytes(
+            buf[off..off + 4].try_into().expect("4 bytes"),
+        )),
+        8 => u64::from_le_bytes(buf[off..off + 8].try_into().expect("8 bytes")),
+        _ => {
+            let mut b = [0u8; 8];
+            b[..size].copy_from_slice(&buf[off..off + size]);
+            u64::from_le_bytes(b)
+        }
+    }
 }
 
-fn write_le(buf: &mut [u8], off: usize, size: usize, v: u64) {
+#[inline]
+pub(super) fn write_le(buf: &mut [u8], off: usize, size: usize, v: u64) {
     buf[off..off + size].copy_from_slice(&v.to_le_bytes()[..size]);
 }
 
@@ -86,21 +96,7 @@ impl Block<'_, '_> {
                 if let Some(r) = self.race.as_deref_mut() {
                     let tid = wi as u32 * 32 + lane;
                     if let Err((kind, other)) = r.access(off as u32, total, tid, pc, write) {
-                        let ow = (other.tid / 32) as usize;
-                        let ol = other.tid % 32;
-                        return Err(fault(
-                            ErrorKind::SharedRace {
-                                kind,
-                                other_thread: self.tid_of(ow, ol),
-                                other_instruction: self.instr(other.pc).unwrap_or(InstrRef {
-                                    text: String::new(),
-                                    line: 0,
-                                }),
-                            },
-                            wi,
-                            Some(lane),
-                            Some(off),
-                        ));
+                        return Err(self.race_fault(wi, lane, off, kind, other));
                     }
                 }
             }
@@ -123,7 +119,33 @@ impl Block<'_, '_> {
         Ok((res, off))
     }
 
-    fn lane_addr(w: &Warp, addr: Addr, l: usize) -> u64 {
+    /// The fault of a shared-memory race found at `lane`'s access of `off`.
+    pub(super) fn race_fault(
+        &self,
+        wi: usize,
+        lane: u32,
+        off: u64,
+        kind: RaceKind,
+        other: Acc,
+    ) -> Fault {
+        let ow = (other.tid / 32) as usize;
+        let ol = other.tid % 32;
+        fault(
+            ErrorKind::SharedRace {
+                kind,
+                other_thread: self.tid_of(ow, ol),
+                other_instruction: self.instr(other.pc).unwrap_or(InstrRef {
+                    text: String::new(),
+                    line: 0,
+                }),
+            },
+            wi,
+            Some(lane),
+            Some(off),
+        )
+    }
+
+    pub(super) fn lane_addr(w: &Warp, addr: Addr, l: usize) -> u64 {
         match addr {
             Addr::Reg(r, off) => w.regs[r as usize][l].wrapping_add(off as u64),
             Addr::Reg32(r, off) => {
@@ -333,6 +355,9 @@ impl Block<'_, '_> {
             self.tally_fast(exec, space, &addrs, total, false);
             return Ok(());
         }
+        if let Some(offs) = self.shared_offsets(wi, exec, space, addr, total) {
+            return self.shared_ld(wi, pc, exec, &offs, size, sext, n, dsts);
+        }
         let mut seen = Seen::new(self.stats.tally.is_some());
         let mut m = exec;
         while m != 0 {
@@ -393,6 +418,9 @@ impl Block<'_, '_> {
             }
             self.tally_fast(exec, space, &addrs, total, true);
             return Ok(());
+        }
+        if let Some(offs) = self.shared_offsets(wi, exec, space, addr, total) {
+            return self.shared_st(wi, pc, exec, &offs, size, n, srcs);
         }
         let mut seen = Seen::new(self.stats.tally.is_some());
         let mut m = exec;

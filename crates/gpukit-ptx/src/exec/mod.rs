@@ -15,7 +15,8 @@
 //! Files: `common` (shared types: the launch context, blocks, warps and their lane
 //! groups, faults), `sched` (block set-up and the warp scheduler), `step` (one warp
 //! step: the instruction dispatcher, ALU, predicate and branch semantics), `memory`
-//! (loads, stores, atomics, memcheck), `sync` (barriers and warp-synchronous
+//! (loads, stores, atomics, memcheck), `shared` (the warp-wide path of
+//! shared-memory loads and stores), `sync` (barriers and warp-synchronous
 //! instructions), `call` (device-function calls), `race` (racecheck).
 
 mod call;
@@ -23,6 +24,7 @@ mod common;
 mod memory;
 mod race;
 mod sched;
+mod shared;
 mod step;
 mod sync;
 

@@ -105,13 +105,8 @@ impl Block<'_, '_> {
                     bop,
                 } => {
                     if exec != 0 {
-                        let (av, bv) = (&w.regs[*a as usize], &w.regs[*b as usize]);
-                        let mut t = 0u32;
-                        for l in 0..32 {
-                            if alu::compare(*cmp, av[l], bv[l]) {
-                                t |= 1 << l;
-                            }
-                        }
+                        let t =
+                            alu::compare_lanes(*cmp, &w.regs[*a as usize], &w.regs[*b as usize]);
                         let (pv, qv) = match bop {
                             None => (t, !t),
                             Some((op, c)) => {
@@ -135,12 +130,13 @@ impl Block<'_, '_> {
                 } => {
                     if exec != 0 && *d != SINK {
                         let cv = w.preds[c.reg as usize] ^ if c.neg { FULL } else { 0 };
-                        let (av, bv) = (w.regs[*a as usize], w.regs[*b as usize]);
+                        let t =
+                            alu::compare_lanes(*cmp, &w.regs[*a as usize], &w.regs[*b as usize]);
+                        let t = bool_op(*bop, t, cv);
                         let dst = &mut w.regs[*d as usize];
                         for l in 0..32 {
                             if (exec >> l) & 1 == 1 {
-                                let t = u32::from(alu::compare(*cmp, av[l], bv[l])) << l;
-                                let v = bool_op(*bop, t, cv) & (1 << l) != 0;
+                                let v = (t >> l) & 1 != 0;
                                 dst[l] = match (v, float_result) {
                                     (true, true) => u64::from(1.0f32.to_bits()),
                                     (true, false) => 0xFFFF_FFFF,

@@ -1,0 +1,152 @@
+//! The warp-wide path of shared-memory loads and stores: when every executing lane's
+//! access lies in the block's shared memory, aligned and in bounds (checked once for
+//! the warp), the lanes are race-checked and moved without the lane-by-lane
+//! resolution. Anything else (a lane out of bounds or misaligned, a generic address
+//! outside the shared window, counters on) takes the lane-by-lane path, which finds
+//! and reports the exact failing lane: both paths give the same results and faults.
+
+use crate::program::*;
+
+use super::common::*;
+use super::memory::{read_le, write_le};
+
+impl Block<'_, '_> {
+    /// The shared-memory offsets of the executing lanes' accesses of `total` bytes when
+    /// all are shared, aligned and in bounds; `None` otherwise (and with counters on,
+    /// whose bookkeeping the lane-by-lane path does).
+    pub(super) fn shared_offsets(
+        &self,
+        wi: usize,
+        exec: u32,
+        space: MemSpace,
+        addr: Addr,
+        total: u32,
+    ) -> Option<[u32; 32]> {
+        if exec == 0 || self.stats.tally.is_some() {
+            return None;
+        }
+        let base = match space {
+            MemSpace::Shared => 0,
+            MemSpace::Generic => SHARED_WINDOW,
+            _ => return None,
+        };
+        let w = &self.warps[wi];
+        let mut offs = [0u32; 32];
+        let (mut hi, mut or) = (0u64, 0u64);
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            // Outside the generic window the offset wraps far past any shared size.
+            let off = Self::lane_addr(w, addr, l).wrapping_sub(base);
+            hi = hi.max(off);
+            or |= off;
+            offs[l] = off as u32;
+        }
+        let size = u64::from(self.ctx.shared_size);
+        let t = u64::from(total);
+        if or & (t - 1) != 0 || hi >= size || t > size - hi {
+            return None;
+        }
+        Some(offs)
+    }
+
+    /// Race-checks the lanes' accesses in lane order (the lane-by-lane path's order, so
+    /// the first race found is the same).
+    fn race_lanes(
+        &mut self,
+        wi: usize,
+        pc: u32,
+        exec: u32,
+        offs: &[u32; 32],
+        total: u32,
+        write: bool,
+    ) -> Result<(), Fault> {
+        let Some(r) = self.race.as_deref_mut() else {
+            return Ok(());
+        };
+        let mut m = exec;
+        let mut found = None;
+        while m != 0 {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            let tid = wi as u32 * 32 + l;
+            if let Err(e) = r.access(offs[l as usize], total, tid, pc, write) {
+                found = Some((l, e));
+                break;
+            }
+        }
+        match found {
+            None => Ok(()),
+            Some((l, (kind, other))) => {
+                Err(self.race_fault(wi, l, u64::from(offs[l as usize]), kind, other))
+            }
+        }
+    }
+
+    /// A shared load of `n` values of `size` bytes per lane at checked offsets.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn shared_ld(
+        &mut self,
+        wi: usize,
+        pc: u32,
+        exec: u32,
+        offs: &[u32; 32],
+        size: u32,
+        sext: bool,
+        n: u8,
+        dsts: &[u32; 8],
+    ) -> Result<(), Fault> {
+        self.race_lanes(wi, pc, exec, offs, size * u32::from(n), false)?;
+        let sh = &self.shared[..];
+        let regs = &mut self.warps[wi].regs;
+        let bits = 64 - 8 * size;
+        for (k, &d) in dsts.iter().enumerate().take(usize::from(n)) {
+            if d == SINK {
+                continue;
+            }
+            let dst = &mut regs[d as usize];
+            let mut m = exec;
+            while m != 0 {
+                let l = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let v = read_le(sh, offs[l] as usize + k * size as usize, size as usize);
+                dst[l] = if sext {
+                    (((v << bits) as i64) >> bits) as u64
+                } else {
+                    v
+                };
+            }
+        }
+        Ok(())
+    }
+
+    /// A shared store of `n` values of `size` bytes per lane at checked offsets.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn shared_st(
+        &mut self,
+        wi: usize,
+        pc: u32,
+        exec: u32,
+        offs: &[u32; 32],
+        size: u32,
+        n: u8,
+        srcs: &[u32; 8],
+    ) -> Result<(), Fault> {
+        self.race_lanes(wi, pc, exec, offs, size * u32::from(n), true)?;
+        let regs = &self.warps[wi].regs;
+        let sh = &mut self.shared[..];
+        // Lane order, then value order: as the lane-by-lane path (two lanes storing the
+        // same bytes is a race, found above unless racecheck is off; the last lane wins).
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            for k in 0..usize::from(n) {
+                let v = regs[srcs[k] as usize][l];
+                write_le(sh, offs[l] as usize + k * size as usize, size as usize, v);
+            }
+        }
+        Ok(())
+    }
+}
