@@ -124,3 +124,88 @@ fn the_prediction_replays_one_launch_per_distinct_launch() {
     assert_eq!(direct[0].stats.counters, p[0].record.stats.counters);
     assert_eq!(direct[0].ideal_bytes, p[0].record.ideal_bytes);
 }
+
+/// A replay file holds each distinct built-in launch: its module and entry, geometry,
+/// calls, argument ranges (their bytes at the first call) and parameters; user kernels
+/// are left out and counted.
+#[test]
+fn the_replay_file_holds_every_distinct_builtin_launch() {
+    let (kit, census) = census_kit();
+    let (a, b) = (
+        kit.upload(&values(1000, 1)).unwrap(),
+        kit.upload(&values(1000, 2)).unwrap(),
+    );
+    let out = kit.upload(&vec![7.0f32; 1000]).unwrap();
+    gpukit_ops::add(&kit, &out, &a, &b).unwrap();
+    gpukit_ops::add(&kit, &out, &a, &b).unwrap();
+    let k = KernelDef::new("copy_coalesced").ptx(COUNTERS_PTX);
+    kit.launch(
+        &k,
+        LaunchConfig::for_elements(256, 128).unwrap(),
+        &[(&a).into(), (&out).into(), DevArg::I32(256)],
+    )
+    .unwrap();
+    let mut file = Vec::new();
+    assert_eq!(census.write_replay(&mut file).unwrap(), (1, 1));
+    let e = &census.entries()[0];
+    // Decode it back.
+    let mut at = 0usize;
+    let mut take = |n: usize| {
+        let s = &file[at..at + n];
+        at += n;
+        s.to_vec()
+    };
+    assert_eq!(take(8), gpukit_emu::census::REPLAY_MAGIC);
+    let u32_of = |b: Vec<u8>| u32::from_le_bytes(b.try_into().unwrap());
+    assert_eq!(u32_of(take(4)), 1, "one launch");
+    let n = u32_of(take(4)) as usize;
+    assert_eq!(take(n), b"elementwise");
+    let n = u32_of(take(4)) as usize;
+    assert_eq!(take(n), b"add_f32");
+    let geometry: Vec<u32> = (0..7).map(|_| u32_of(take(4))).collect();
+    assert_eq!(geometry[..3], e.grid);
+    assert_eq!(geometry[3..6], e.block);
+    assert_eq!(geometry[6], e.dynamic_shared);
+    assert_eq!(u64::from_le_bytes(take(8).try_into().unwrap()), 2, "calls");
+    let ranges = u32_of(take(4));
+    let mut floats = Vec::new();
+    for _ in 0..ranges {
+        let align = u32_of(take(4));
+        assert!(align < 64);
+        let len = u64::from_le_bytes(take(8).try_into().unwrap()) as usize;
+        floats.push(take(len));
+    }
+    // The three buffers, each 1000 f32: the inputs' values and the output's sentinel.
+    let as_f32 = |b: &Vec<u8>| -> Vec<f32> {
+        b.chunks(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let mut seen: Vec<Vec<f32>> = floats.iter().map(as_f32).collect();
+    seen.sort_by(|x, y| x[0].total_cmp(&y[0]));
+    let mut want = vec![values(1000, 1), values(1000, 2), vec![7.0f32; 1000]];
+    want.sort_by(|x, y| x[0].total_cmp(&y[0]));
+    assert_eq!(seen, want);
+    let params = u32_of(take(4)) as usize;
+    assert_eq!(params, e.args.len());
+    let mut pointers = 0;
+    for _ in 0..params {
+        match take(1)[0] {
+            1 => {
+                let range = u32_of(take(4));
+                assert!(range < ranges);
+                assert_eq!(u64::from_le_bytes(take(8).try_into().unwrap()), 0);
+                pointers += 1;
+            }
+            2 => {
+                take(4);
+            }
+            3 => {
+                take(8);
+            }
+            t => panic!("tag {t}"),
+        }
+    }
+    assert_eq!(pointers, 3);
+    assert_eq!(at, file.len(), "nothing after the last launch");
+}

@@ -326,3 +326,110 @@ fn bad_launches_are_rejected() {
     .unwrap_err();
     assert!(matches!(e.kind, ErrorKind::BadLaunch(_)), "{e}");
 }
+
+/// Racecheck keeps a record per 4-byte word until part of a word is accessed, then per
+/// byte: races stay exact at byte granularity either way.
+#[test]
+#[allow(clippy::result_large_err)]
+fn racecheck_is_exact_per_byte_across_whole_and_partial_word_accesses() {
+    let ptx = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry words(.param .u32 mode)
+{
+    .reg .b32 %r<8>;
+    .reg .b16 %h<2>;
+    .reg .pred %p<8>;
+    .shared .align 4 .b8 buf[64];
+    ld.param.u32 %r1, [mode];
+    mov.u32 %r2, %tid.x;
+    cvt.u16.u32 %h1, %r2;
+    setp.eq.u32 %p1, %r2, 0;
+    setp.eq.u32 %p2, %r2, 32;
+    setp.eq.u32 %p3, %r2, 33;
+    setp.eq.u32 %p4, %r2, 34;
+    // Two threads of two warps write the two halves of word 0: no race between them.
+    @%p1 st.shared.u16 [buf], %h1;
+    @%p2 st.shared.u16 [buf+2], %h1;
+    // Thread 0 writes word 1 whole.
+    @%p1 st.shared.u32 [buf+4], %r2;
+    setp.eq.u32 %p5, %r1, 0;
+    @%p5 bar.sync 0;
+    setp.eq.u32 %p6, %r1, 3;
+    @%p6 bar.sync 0;
+    // Mode 3: after the barrier, threads 32 and 33 write bytes 5 and 6 of word 1.
+    @%p6 bra.uni BYTES;
+    bra.uni READ;
+BYTES:
+    @%p2 st.shared.u8 [buf+5], %h1;
+    @%p3 st.shared.u8 [buf+6], %h1;
+READ:
+    setp.eq.u32 %p7, %r1, 2;
+    @%p7 bra.uni PART;
+    // Modes 0, 1, 3: thread 34 reads words 0 and 1 whole.
+    @%p4 ld.shared.u32 %r3, [buf];
+    @%p4 ld.shared.u32 %r4, [buf+4];
+    ret;
+PART:
+    // Mode 2: thread 33 reads byte 7 of word 1 (written whole by thread 0).
+    @%p3 ld.shared.u8 %h1, [buf+7];
+    ret;
+}
+"#;
+    let m = gpukit_ptx::Module::parse(ptx).unwrap();
+    let go = |mode: i32| {
+        run(
+            &m,
+            "words",
+            (1, 1, 1),
+            (64, 1, 1),
+            0,
+            &[],
+            |_| vec![ParamValue::i32(mode)],
+            &EmuOptions::default(),
+        )
+    };
+    // Mode 0: a barrier orders every write before the reads.
+    go(0).unwrap();
+    let race = |mode: i32| {
+        let e = go(mode).unwrap_err();
+        let ErrorKind::SharedRace {
+            kind, other_thread, ..
+        } = e.kind.clone()
+        else {
+            panic!("mode {mode}: expected a race, got {e}");
+        };
+        (kind, e.thread, other_thread, e.address)
+    };
+    // Mode 1: no barrier; the whole-word read meets thread 0's half first (byte 0).
+    assert_eq!(
+        race(1),
+        (
+            RaceKind::ReadAfterWrite,
+            Some((34, 0, 0)),
+            (0, 0, 0),
+            Some(0)
+        )
+    );
+    // Mode 2: the byte read of a word written whole, no barrier.
+    assert_eq!(
+        race(2),
+        (
+            RaceKind::ReadAfterWrite,
+            Some((33, 0, 0)),
+            (0, 0, 0),
+            Some(7)
+        )
+    );
+    // Mode 3: word 0 and byte 4 are ordered by the barrier; bytes 5 and 6 are not.
+    assert_eq!(
+        race(3),
+        (
+            RaceKind::ReadAfterWrite,
+            Some((34, 0, 0)),
+            (32, 0, 0),
+            Some(4)
+        )
+    );
+}

@@ -385,7 +385,13 @@ fn int_mask<T: Ord + Copy>(op: CmpOp, x: &[T; 32], y: &[T; 32]) -> u32 {
 }
 
 /// Float comparisons with PTX's ordered and unordered operators (as [`compare`]).
-#[allow(clippy::eq_op)]
+// With a NaN operand `a < b || a > b` is false while `a != b` is true, and `!(a >= b)`
+// is true while `a < b` is false: the spelled-out forms are the point.
+#[allow(
+    clippy::eq_op,
+    clippy::double_comparisons,
+    clippy::neg_cmp_op_on_partial_ord
+)]
 fn float_mask<T: PartialOrd + Copy>(op: CmpOp, x: &[T; 32], y: &[T; 32]) -> u32 {
     match op {
         CmpOp::Eq => mask_of(x, y, |a, b| a == b),

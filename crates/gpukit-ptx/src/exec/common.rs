@@ -234,9 +234,28 @@ pub(super) struct Shadow {
     pub(super) r2: Acc,
 }
 
-/// Racecheck state: a shadow record per shared byte and vector clocks per warp.
+/// A shadow record that holds no access.
+pub(super) const NO_SHADOW: Shadow = Shadow {
+    epoch: 0,
+    w: NO_ACC,
+    r1: NO_ACC,
+    r2: NO_ACC,
+};
+
+/// Racecheck state: shadow records of shared memory and vector clocks per warp.
+///
+/// A record per 4-byte word stands for its four bytes while every access of the word
+/// covered all of it (the usual case: 4-, 8- and 16-byte accesses); the first access
+/// of part of a word *splits* it: its record is copied to the word's four byte records
+/// (`shadow`), which hold it from then on for the rest of the block. Either way each
+/// byte's history is exact.
 pub(super) struct Race {
+    /// Per-byte records of split words.
     pub(super) shadow: Vec<Shadow>,
+    /// Per-word records.
+    pub(super) words: Vec<Shadow>,
+    /// The epoch in which each word was split (another value: not split).
+    pub(super) split: Vec<u32>,
     pub(super) epoch: u32,
     pub(super) clock: Vec<u32>,
     pub(super) vc: Vec<u32>,

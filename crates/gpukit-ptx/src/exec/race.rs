@@ -1,12 +1,16 @@
-//! Racecheck: a shadow record per shared-memory byte and vector clocks per warp; an
-//! access is ordered if a barrier (or program order in the same warp) separates it from
-//! the recorded one.
+//! Racecheck: shadow records of shared memory (per 4-byte word, per byte once a word is
+//! accessed in part) and vector clocks per warp; an access is ordered if a barrier (or
+//! program order in the same warp) separates it from the recorded one.
 
 use crate::error::RaceKind;
 
 use super::common::*;
 
+/// A race: its kind and the recorded access it races with.
+type Found = (RaceKind, Acc);
+
 impl Race {
+    #[inline(always)]
     fn ordered(&self, rec: &Acc, tid: u32) -> bool {
         if rec.tid == NONE || rec.tid == tid {
             return true;
@@ -19,6 +23,93 @@ impl Race {
         }
     }
 
+    /// One record's check and update for an access `now` by thread `tid`.
+    #[cold]
+    fn step(&self, old: Shadow, tid: u32, now: Acc, write: bool) -> Result<Shadow, Found> {
+        let mut s = old;
+        if s.epoch != self.epoch {
+            s = Shadow {
+                epoch: self.epoch,
+                ..NO_SHADOW
+            };
+        }
+        if write {
+            if !self.ordered(&s.w, tid) {
+                return Err((RaceKind::WriteAfterWrite, s.w));
+            }
+            if !self.ordered(&s.r1, tid) {
+                return Err((RaceKind::WriteAfterRead, s.r1));
+            }
+            if !self.ordered(&s.r2, tid) {
+                return Err((RaceKind::WriteAfterRead, s.r2));
+            }
+            s.w = now;
+            s.r1 = NO_ACC;
+            s.r2 = NO_ACC;
+        } else {
+            if !self.ordered(&s.w, tid) {
+                return Err((RaceKind::ReadAfterWrite, s.w));
+            }
+            if s.r1.tid == NONE || s.r1.tid == tid || self.ordered(&s.r1, tid) {
+                s.r1 = now;
+            } else {
+                s.r2 = now;
+            }
+        }
+        Ok(s)
+    }
+
+    /// [`Race::step`] when the access is ordered after the record (the usual case): the
+    /// new record, or `None` on a race (whose kind [`Race::step`] then tells).
+    #[inline(always)]
+    fn step_ok(&self, old: Shadow, tid: u32, now: Acc, write: bool) -> Option<Shadow> {
+        let mut s = old;
+        if s.epoch != self.epoch {
+            s = Shadow {
+                epoch: self.epoch,
+                ..NO_SHADOW
+            };
+        }
+        if !self.ordered(&s.w, tid) {
+            return None;
+        }
+        if write {
+            if !(self.ordered(&s.r1, tid) && self.ordered(&s.r2, tid)) {
+                return None;
+            }
+            s.w = now;
+            s.r1 = NO_ACC;
+            s.r2 = NO_ACC;
+        } else if s.r1.tid == NONE || s.r1.tid == tid || self.ordered(&s.r1, tid) {
+            s.r1 = now;
+        } else {
+            s.r2 = now;
+        }
+        Some(s)
+    }
+
+    /// The next record for `old`, or the race.
+    #[inline(always)]
+    fn next(&self, old: Shadow, tid: u32, now: Acc, write: bool) -> Result<Shadow, Found> {
+        match self.step_ok(old, tid, now, write) {
+            Some(s) => Ok(s),
+            None => self.step(old, tid, now, write),
+        }
+    }
+
+    /// Copies word `w`'s record to its four byte records, once per block.
+    fn split_word(&mut self, w: usize) {
+        if self.split[w] == self.epoch {
+            return;
+        }
+        let rec = self.words[w];
+        self.shadow[w * 4..w * 4 + 4].fill(rec);
+        self.split[w] = self.epoch;
+    }
+
+    /// Checks and records an access of `len` bytes at `off` (in bounds: the caller
+    /// checked) by thread `tid` at instruction `pc`; the first race found, bytes in
+    /// address order.
     pub(super) fn access(
         &mut self,
         off: u32,
@@ -26,60 +117,47 @@ impl Race {
         tid: u32,
         pc: u32,
         write: bool,
-    ) -> Result<(), (RaceKind, Acc)> {
+    ) -> Result<(), Found> {
         let now = Acc {
             tid,
             pc,
             clock: self.clock[(tid / 32) as usize],
         };
-        // The bytes of one access usually share their record (written together): a byte
-        // whose record equals the previous byte's gets the same outcome without the checks.
+        // Records of one access usually hold the same history (written together): a
+        // record equal to the previous one gets the same outcome without the checks.
         let mut prev: Option<(Shadow, Shadow)> = None;
-        for b in off..off + len {
-            let Some(slot) = self.shadow.get(b as usize) else {
-                continue;
+        let whole = off.is_multiple_of(4) && len.is_multiple_of(4);
+        if !whole && len > 0 {
+            for w in off / 4..=(off + len - 1) / 4 {
+                if (w as usize) < self.words.len() {
+                    self.split_word(w as usize);
+                }
+            }
+        }
+        let mut b = off;
+        while b < off + len {
+            let w = (b / 4) as usize;
+            let Some(&word) = self.words.get(w) else {
+                break;
             };
-            let old = *slot;
-            if let Some((po, pn)) = prev
-                && po == old
-            {
-                self.shadow[b as usize] = pn;
+            if whole && self.split[w] != self.epoch {
+                let new = match prev {
+                    Some((po, pn)) if po == word => pn,
+                    _ => self.next(word, tid, now, write)?,
+                };
+                self.words[w] = new;
+                prev = Some((word, new));
+                b += 4;
                 continue;
             }
-            let mut s = old;
-            if s.epoch != self.epoch {
-                s = Shadow {
-                    epoch: self.epoch,
-                    w: NO_ACC,
-                    r1: NO_ACC,
-                    r2: NO_ACC,
-                };
-            }
-            if write {
-                if !self.ordered(&s.w, tid) {
-                    return Err((RaceKind::WriteAfterWrite, s.w));
-                }
-                if !self.ordered(&s.r1, tid) {
-                    return Err((RaceKind::WriteAfterRead, s.r1));
-                }
-                if !self.ordered(&s.r2, tid) {
-                    return Err((RaceKind::WriteAfterRead, s.r2));
-                }
-                s.w = now;
-                s.r1 = NO_ACC;
-                s.r2 = NO_ACC;
-            } else {
-                if !self.ordered(&s.w, tid) {
-                    return Err((RaceKind::ReadAfterWrite, s.w));
-                }
-                if s.r1.tid == NONE || s.r1.tid == tid || self.ordered(&s.r1, tid) {
-                    s.r1 = now;
-                } else {
-                    s.r2 = now;
-                }
-            }
-            self.shadow[b as usize] = s;
-            prev = Some((old, s));
+            let old = self.shadow[b as usize];
+            let new = match prev {
+                Some((po, pn)) if po == old => pn,
+                _ => self.next(old, tid, now, write)?,
+            };
+            self.shadow[b as usize] = new;
+            prev = Some((old, new));
+            b += 1;
         }
         Ok(())
     }

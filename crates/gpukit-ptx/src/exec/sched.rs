@@ -116,15 +116,18 @@ fn init_block(ctx: &LaunchCtx<'_>, s: &mut Scratch, bidx: [u32; 3]) {
                 loc.resize(frame0 as usize, 0);
             }
         }
+        // Each lane's thread index, divided out once per warp.
+        let tids: [[u32; 3]; 32] = std::array::from_fn(|l| {
+            let tid = first + l as u32;
+            [tid % bx, (tid / bx) % by, tid / (bx * by)]
+        });
         for &(r, init) in &prog.consts {
             let lanes = &mut w.regs[r as usize];
             match init {
                 ConstInit::Imm(v) => *lanes = [v; 32],
                 ConstInit::Special(sp) => {
                     for (l, slot) in lanes.iter_mut().enumerate() {
-                        let tid = first + l as u32;
-                        let t = [tid % bx, (tid / bx) % by, tid / (bx * by)];
-                        *slot = special(ctx, sp, t, bidx, wi as u32, l as u32);
+                        *slot = special(ctx, sp, tids[l], bidx, wi as u32, l as u32);
                     }
                 }
             }
@@ -138,27 +141,25 @@ fn init_block(ctx: &LaunchCtx<'_>, s: &mut Scratch, bidx: [u32; 3]) {
     if ctx.racecheck {
         let r = s.race.get_or_insert_with(|| Race {
             shadow: Vec::new(),
+            words: Vec::new(),
+            split: Vec::new(),
             epoch: 0,
             clock: Vec::new(),
             vc: Vec::new(),
             n: 0,
         });
-        if r.shadow.len() < ctx.shared_size as usize {
-            r.shadow.resize(
-                ctx.shared_size as usize,
-                Shadow {
-                    epoch: 0,
-                    w: NO_ACC,
-                    r1: NO_ACC,
-                    r2: NO_ACC,
-                },
-            );
+        let words = (ctx.shared_size as usize).div_ceil(4);
+        if r.words.len() < words {
+            r.words.resize(words, NO_SHADOW);
+            r.split.resize(words, 0);
+            r.shadow.resize(words * 4, NO_SHADOW);
         }
         r.epoch = r.epoch.wrapping_add(1);
         if r.epoch == 0 {
-            for s in r.shadow.iter_mut() {
+            for s in r.shadow.iter_mut().chain(r.words.iter_mut()) {
                 s.epoch = 0;
             }
+            r.split.fill(0);
             r.epoch = 1;
         }
         r.n = nw;

@@ -86,11 +86,15 @@ impl Block<'_, '_> {
                 Op::Selp { d, a, b, p } => {
                     if exec != 0 && *d != SINK {
                         let pm = w.preds[p.reg as usize] ^ if p.neg { FULL } else { 0 };
-                        let (av, bv) = (w.regs[*a as usize], w.regs[*b as usize]);
-                        let dst = &mut w.regs[*d as usize];
+                        let (a, b, d) = (*a as usize, *b as usize, *d as usize);
+                        let regs = &mut w.regs;
                         for l in 0..32 {
                             if (exec >> l) & 1 == 1 {
-                                dst[l] = if (pm >> l) & 1 == 1 { av[l] } else { bv[l] };
+                                regs[d][l] = if (pm >> l) & 1 == 1 {
+                                    regs[a][l]
+                                } else {
+                                    regs[b][l]
+                                };
                             }
                         }
                     }
