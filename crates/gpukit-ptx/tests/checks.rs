@@ -433,3 +433,86 @@ PART:
         )
     );
 }
+
+/// A warp's lanes reading the same shared word (a broadcast) leave exactly the records
+/// lane-by-lane reading leaves: the races found after it name the same threads and
+/// instructions.
+#[test]
+#[allow(clippy::result_large_err)]
+fn broadcast_reads_keep_exact_race_records() {
+    let ptx = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry broadcast(.param .u32 mode)
+{
+    .reg .b32 %r<8>;
+    .reg .pred %p<8>;
+    .shared .align 4 .b8 buf[16];
+    ld.param.u32 %r1, [mode];
+    mov.u32 %r2, %tid.x;
+    setp.eq.u32 %p1, %r2, 0;
+    setp.eq.u32 %p2, %r2, 5;
+    setp.eq.u32 %p3, %r2, 32;
+    setp.lt.u32 %p4, %r2, 32;
+    setp.eq.u32 %p5, %r1, 0;
+    @%p5 bra.uni MODE0;
+    // Modes 1 and 2: thread 0 writes the word, then warp 0 reads it (mode 2: with
+    // barriers around the reads), then thread 32 writes it.
+    @%p1 st.shared.u32 [buf], %r2;
+    setp.eq.u32 %p6, %r1, 2;
+    @%p6 bar.sync 0;
+    @%p4 ld.shared.u32 %r6, [buf];
+    @%p6 bar.sync 0;
+    @%p3 st.shared.u32 [buf], %r2;
+    ret;
+MODE0:
+    // Thread 5 reads the word, then all of warp 0 reads it, then thread 32 writes it.
+    @%p2 ld.shared.u32 %r4, [buf];
+    @%p4 ld.shared.u32 %r5, [buf];
+    @%p3 st.shared.u32 [buf], %r2;
+    ret;
+}
+"#;
+    let m = gpukit_ptx::Module::parse(ptx).unwrap();
+    let go = |mode: i32| {
+        run(
+            &m,
+            "broadcast",
+            (1, 1, 1),
+            (64, 1, 1),
+            0,
+            &[],
+            |_| vec![ParamValue::i32(mode)],
+            &EmuOptions::default(),
+        )
+    };
+    let race = |mode: i32| {
+        let e = go(mode).unwrap_err();
+        let ErrorKind::SharedRace {
+            kind,
+            other_thread,
+            other_instruction,
+        } = e.kind.clone()
+        else {
+            panic!("mode {mode}: expected a race, got {e}");
+        };
+        (kind, e.thread, other_thread, other_instruction.text)
+    };
+    // Thread 5's second read (the broadcast) replaced its first as the first recorded
+    // reader: the write races with that read.
+    let (kind, thread, other, text) = race(0);
+    assert_eq!(
+        (kind, thread, other),
+        (RaceKind::WriteAfterRead, Some((32, 0, 0)), (5, 0, 0))
+    );
+    assert!(text.contains("%r5"), "{text}");
+    // Lane 0 reads its own write; lane 1 is the first to race with it.
+    let (kind, thread, other, text) = race(1);
+    assert_eq!(
+        (kind, thread, other),
+        (RaceKind::ReadAfterWrite, Some((1, 0, 0)), (0, 0, 0))
+    );
+    assert!(text.contains("st.shared.u32"), "{text}");
+    go(2).unwrap();
+}

@@ -162,6 +162,62 @@ impl Race {
         Ok(())
     }
 
+    /// Whether `rec` is ordered before any access by a thread of warp `cw` that is not
+    /// `rec`'s own thread.
+    #[inline(always)]
+    fn ordered_for_warp(&self, rec: &Acc, cw: usize) -> bool {
+        if rec.tid == NONE {
+            return true;
+        }
+        let rw = (rec.tid / 32) as usize;
+        if rw == cw {
+            rec.clock < self.clock[cw]
+        } else {
+            rec.clock <= self.vc[cw * self.n + rw]
+        }
+    }
+
+    /// A read of `len` bytes at `off` by every thread `first..=last` of one warp that
+    /// the caller runs in lane order (the same access by consecutive executing lanes):
+    /// records only the first and last thread's reads when that gives exactly the
+    /// records of reading thread by thread, which holds when no thread can race (each
+    /// word's last write is ordered before the warp) and no later thread of the run is
+    /// the word's first recorded reader (the other threads then only replace the
+    /// second reader, and the last one's replacement stays). `None` when that does not
+    /// hold (or a word is split), with nothing recorded: the caller reads thread by
+    /// thread.
+    pub(super) fn read_run(
+        &mut self,
+        off: u32,
+        len: u32,
+        first: u32,
+        last: u32,
+        pc: u32,
+    ) -> Option<()> {
+        if !off.is_multiple_of(4) || !len.is_multiple_of(4) {
+            return None;
+        }
+        let cw = (first / 32) as usize;
+        let (lo, hi) = ((off / 4) as usize, ((off + len) / 4) as usize);
+        for w in lo..hi {
+            let s = self.words.get(w)?;
+            if self.split[w] == self.epoch {
+                return None;
+            }
+            if s.epoch == self.epoch
+                && (!self.ordered_for_warp(&s.w, cw) || (s.r1.tid > first && s.r1.tid <= last))
+            {
+                return None;
+            }
+        }
+        // No thread of the run can race, so both accesses succeed.
+        let both = self
+            .access(off, len, first, pc, false)
+            .and_then(|()| self.access(off, len, last, pc, false));
+        debug_assert!(both.is_ok(), "a read run raced after its check");
+        both.ok()
+    }
+
     pub(super) fn barrier(&mut self, participants: &[usize]) {
         let n = self.n;
         let mut joined = vec![0u32; n];

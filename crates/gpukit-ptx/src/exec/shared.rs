@@ -67,11 +67,28 @@ impl Block<'_, '_> {
         };
         let mut m = exec;
         let mut found = None;
+        let base = wi as u32 * 32;
         while m != 0 {
             let l = m.trailing_zeros();
             m &= m - 1;
-            let tid = wi as u32 * 32 + l;
-            if let Err(e) = r.access(offs[l as usize], total, tid, pc, write) {
+            if !write {
+                // A run of executing lanes reading the same bytes (a broadcast).
+                let mut last = l;
+                while m != 0 && offs[m.trailing_zeros() as usize] == offs[l as usize] {
+                    last = m.trailing_zeros();
+                    m &= m - 1;
+                }
+                if last != l {
+                    let off = offs[l as usize];
+                    if r.read_run(off, total, base + l, base + last, pc).is_some() {
+                        continue;
+                    }
+                    // Lane by lane: put the run's other lanes back.
+                    let run = exec & ((((2u64 << last) - 1) & !((2u64 << l) - 1)) as u32);
+                    m |= run;
+                }
+            }
+            if let Err(e) = r.access(offs[l as usize], total, base + l, pc, write) {
                 found = Some((l, e));
                 break;
             }
