@@ -266,7 +266,7 @@ pub(crate) fn link_kernel(
         funcs[k].regs.1 = rhi;
         funcs[k].preds.1 = phi;
     }
-    Ok(Program {
+    let mut prog = Program {
         insts,
         src,
         nregs: link.nregs,
@@ -280,7 +280,9 @@ pub(crate) fn link_kernel(
         dyn_shared_offset: link.dyn_shared_offset,
         maxntid: ef.maxntid,
         reqntid: ef.reqntid,
-    })
+    };
+    super::regalloc::compact(&mut prog);
+    Ok(prog)
 }
 
 /// The called function's name in `call (r), f, (a);` / `call f, (a);` / `call f;`.

@@ -8,6 +8,8 @@
 //! * `types`: shared types (linker state, layouts, the modifier cursor, the decoder);
 //! * `link`: [`link_kernel`], layout of frames, shared memory and parameters;
 //! * `operands`: operands, addresses, modifier and operand-count checks;
+//! * `regalloc`: register compaction (registers whose live ranges do not overlap share
+//!   a slot);
 //! * `arith`, `bits`, `compare`, `convert`, `memory`, `warp`, `control`: the families.
 
 mod arith;
@@ -18,6 +20,7 @@ mod convert;
 mod link;
 mod memory;
 mod operands;
+mod regalloc;
 mod types;
 mod warp;
 

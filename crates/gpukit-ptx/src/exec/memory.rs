@@ -228,6 +228,50 @@ impl Block<'_, '_> {
         }
     }
 
+    /// A kernel-parameter load at a fixed address (the same for every lane): checked and
+    /// read once, written to every executing lane. `false` (nothing done) when it is
+    /// out of bounds or misaligned, or counters are on: the lane-by-lane path reports or
+    /// counts it.
+    #[allow(clippy::too_many_arguments)]
+    fn param_uniform(
+        &mut self,
+        wi: usize,
+        exec: u32,
+        a: u64,
+        size: u32,
+        total: u32,
+        sext: bool,
+        n: u8,
+        dsts: &[u32; 8],
+    ) -> bool {
+        let off = a.wrapping_sub(PARAM_WINDOW);
+        let len = self.ctx.params.len() as u64;
+        let t = u64::from(total);
+        if exec == 0
+            || self.stats.tally.is_some()
+            || off & (t - 1) != 0
+            || off >= len
+            || t > len - off
+        {
+            return false;
+        }
+        let bits = 64 - 8 * size;
+        for (k, &d) in dsts.iter().enumerate().take(usize::from(n)) {
+            let v = read_le(
+                &self.ctx.params,
+                off as usize + k * size as usize,
+                size as usize,
+            );
+            let v = if sext {
+                (((v << bits) as i64) >> bits) as u64
+            } else {
+                v
+            };
+            write_lanes(&mut self.warps[wi].regs, d, &[v; 32], exec);
+        }
+        true
+    }
+
     /// Counts a fast-path access (every lane global, or every lane constant).
     fn tally_fast(
         &mut self,
@@ -331,6 +375,11 @@ impl Block<'_, '_> {
     ) -> Result<(), Fault> {
         let size = u32::from(size);
         let total = size * u32::from(n);
+        if let (MemSpace::KParam, Addr::Abs(a)) = (space, addr)
+            && self.param_uniform(wi, exec, a, size, total, sext, n, dsts)
+        {
+            return Ok(());
+        }
         if let Some(addrs) = self.global_fast_path(wi, exec, space, addr, total, false) {
             let mem = &self.ctx.mem;
             let regs = &mut self.warps[wi].regs;
