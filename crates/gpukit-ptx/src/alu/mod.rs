@@ -244,9 +244,28 @@ fn compute_lanes(f: &Alu, regs: &[Lanes], s: &[u32; 4]) -> Lanes {
             sat,
             relu,
             satfinite,
-        } => map1(r(0), move |x| {
-            cvt_f2f(from, to, rnd, ftz, sat, relu, satfinite, x)
-        }),
+        } => {
+            // Exact widenings without modifiers: the value as it is (NaN canonical).
+            let plain = !(ftz || sat || relu || satfinite);
+            let canon = |v: f32| {
+                if v.is_nan() {
+                    F32.canonical_nan
+                } else {
+                    u64::from(v.to_bits())
+                }
+            };
+            if plain && from == float::F16 && to == F32 {
+                map1(r(0), |x| canon(f16_as_f32(x)))
+            } else if plain && from == float::BF16 && to == F32 {
+                map1(r(0), |x| canon(f32::from_bits((x as u32) << 16)))
+            } else if plain && from == F32 && to == F64 {
+                map1(r(0), |x| f64r(f64::from(f32a(x))))
+            } else {
+                map1(r(0), move |x| {
+                    cvt_f2f(from, to, rnd, ftz, sat, relu, satfinite, x)
+                })
+            }
+        }
         Alu::CvtF2I {
             from,
             rnd,
@@ -390,6 +409,15 @@ fn compare_masks(c: Cmp, a: &Lanes, b: &Lanes) -> u32 {
         CmpTy::F(fmt) if fmt == F64 && !c.ftz => {
             float_mask(c.op, &a.map(f64::from_bits), &b.map(f64::from_bits))
         }
+        // Halves compare exactly as their f32 images.
+        CmpTy::F(fmt) if fmt == float::F16 && !c.ftz => {
+            float_mask(c.op, &a.map(f16_as_f32), &b.map(f16_as_f32))
+        }
+        CmpTy::F(fmt) if fmt == float::BF16 && !c.ftz => float_mask(
+            c.op,
+            &a.map(|x| f32::from_bits((x as u32) << 16)),
+            &b.map(|y| f32::from_bits((y as u32) << 16)),
+        ),
         CmpTy::F(_) => {
             let mut m = 0u32;
             for l in 0..32 {
@@ -397,6 +425,25 @@ fn compare_masks(c: Cmp, a: &Lanes, b: &Lanes) -> u32 {
             }
             m
         }
+    }
+}
+
+/// The f16 in the low 16 bits of `x` as the f32 of the same value (exact; a NaN stays a
+/// NaN).
+#[inline(always)]
+fn f16_as_f32(x: u64) -> f32 {
+    let h = x as u32 & 0xFFFF;
+    let sign = (h & 0x8000) << 16;
+    let exp = (h >> 10) & 0x1F;
+    let man = h & 0x3FF;
+    if exp == 0x1F {
+        f32::from_bits(sign | 0x7F80_0000 | (man << 13))
+    } else if exp == 0 {
+        // Zero or subnormal: man × 2^-24, exact in f32.
+        let v = man as f32 * f32::from_bits(0x3380_0000);
+        if sign != 0 { -v } else { v }
+    } else {
+        f32::from_bits(sign | ((exp + 112) << 23) | (man << 13))
     }
 }
 
@@ -571,6 +618,56 @@ mod tests {
                             (0..32).fold(0u32, |m, l| m | u32::from(compare(c, a[l], b[l])) << l);
                         assert_eq!(compare_lanes(c, &a, &b), want, "{c:?}");
                     }
+                }
+            }
+        }
+    }
+
+    /// Every f16 converts to the f32 of the same value (NaNs to NaNs).
+    #[test]
+    fn f16_as_f32_is_exact_for_every_half() {
+        for h in 0..=0xFFFFu64 {
+            let want = to_f64(crate::float::F16, h);
+            let got = f16_as_f32(h | 0xABCD_0000);
+            if want.is_nan() {
+                assert!(got.is_nan(), "{h:#x}");
+            } else {
+                assert_eq!(f64::from(got).to_bits(), want.to_bits(), "{h:#x}");
+            }
+        }
+    }
+
+    /// The exact widenings' fast path gives the soft-float conversion's bits.
+    #[test]
+    fn widening_conversions_match_the_soft_float_path() {
+        use crate::float::{BF16, F16, Rnd};
+        let cvt = |from, to| Alu::CvtF2F {
+            from,
+            to,
+            rnd: Rnd::Rn,
+            ftz: false,
+            sat: false,
+            relu: false,
+            satfinite: false,
+        };
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        for round in 0..4096u64 {
+            let regs: Vec<Lanes> = vec![std::array::from_fn(|l| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                // Every half once (round 0..2048 covers 65536), then random bits.
+                if round < 2048 {
+                    (round * 32 + l as u64) | (seed << 32)
+                } else {
+                    seed
+                }
+            })];
+            for (from, to) in [(F16, F32), (BF16, F32), (F32, F64)] {
+                let got = compute(&cvt(from, to), &regs, &[0; 4]);
+                for l in 0..32 {
+                    let want = cvt_f2f(from, to, Rnd::Rn, false, false, false, false, regs[0][l]);
+                    assert_eq!(got[l], want, "{from:?} -> {to:?} of {:#x}", regs[0][l]);
                 }
             }
         }

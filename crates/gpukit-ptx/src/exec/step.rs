@@ -13,22 +13,34 @@ use super::sync::{match_sync, redux, shfl, vote};
 const SLICE: u64 = 1 << 12;
 
 impl Block<'_, '_> {
-    /// Runs warp `wi` until it blocks, finishes or uses its time slice.
+    /// Runs warp `wi` until it blocks, finishes or uses its time slice; returns the
+    /// instructions it ran.
     pub(super) fn run_warp(&mut self, wi: usize) -> Result<u64, Fault> {
+        // The step and thread-instruction counts live in locals while the warp runs
+        // (kept in registers rather than updated in the block every instruction).
+        let (mut steps, mut threads) = (0u64, 0u64);
+        let r = self.warp_loop(wi, &mut steps, &mut threads);
+        self.steps += steps;
+        self.stats.warp_insts += steps;
+        self.stats.thread_insts += threads;
+        r.map(|()| steps)
+    }
+
+    fn warp_loop(&mut self, wi: usize, steps: &mut u64, threads: &mut u64) -> Result<(), Fault> {
         let prog = self.ctx.prog;
-        let mut steps = 0u64;
+        let start = self.steps;
+        let max_steps = self.ctx.max_steps.unwrap_or(u64::MAX);
+        let counting = self.stats.tally.is_some();
         loop {
             if self.warps[wi].group == 0 && !self.select(wi)? {
-                return Ok(steps);
+                return Ok(());
             }
-            if steps >= SLICE {
-                return Ok(steps);
+            if *steps >= SLICE {
+                return Ok(());
             }
-            steps += 1;
-            self.steps += 1;
-            if let Some(max) = self.ctx.max_steps
-                && self.steps > max
-            {
+            *steps += 1;
+            if start + *steps > max_steps {
+                let max = max_steps;
                 return Err(fault(ErrorKind::StepLimit(max), wi, None, None));
             }
             let w = &mut self.warps[wi];
@@ -56,9 +68,8 @@ impl Block<'_, '_> {
                 exec &= if g.neg { !pm } else { pm };
             }
             w.clock += 1;
-            self.stats.warp_insts += 1;
-            self.stats.thread_insts += u64::from(exec.count_ones());
-            if let Some(t) = self.stats.tally.as_deref_mut() {
+            *threads += u64::from(exec.count_ones());
+            if counting && let Some(t) = self.stats.tally.as_deref_mut() {
                 t.inst(&inst.op, exec);
                 match inst.op {
                     Op::Bra { .. } => t.branch(w.group, exec),
