@@ -158,6 +158,11 @@ impl Bits {
     fn clear(&mut self, i: u32) {
         self.0[(i / 64) as usize] &= !(1 << (i % 64));
     }
+    fn minus(&mut self, o: &Bits) {
+        for (a, b) in self.0.iter_mut().zip(&o.0) {
+            *a &= !b;
+        }
+    }
     fn union(&mut self, o: &Bits) {
         for (a, b) in self.0.iter_mut().zip(&o.0) {
             *a |= b;
@@ -236,35 +241,81 @@ pub(crate) fn compact(prog: &mut Program) {
         uses.push(u);
         defs.push(d);
     }
-    // Backward liveness to a fixed point: live_in = uses ∪ (live_out − unguarded defs).
-    let mut live_in: Vec<Bits> = vec![Bits::new(n); len];
+    // Basic blocks: a leader at the entry, at every branch target and after every
+    // instruction that does not simply fall through.
+    let mut leader = vec![false; len + 1];
+    leader[0] = true;
+    leader[len] = true;
     let mut succ = Vec::new();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for pc in (0..len).rev() {
-            let mut out = Bits::new(n);
-            successors(&prog.insts[pc], pc, len, &mut succ);
-            for &s in &succ {
-                if s < len {
-                    out.union(&live_in[s]);
+    for (pc, inst) in prog.insts.iter().enumerate() {
+        successors(inst, pc, len, &mut succ);
+        if succ.as_slice() != [pc + 1] {
+            leader[pc + 1] = true;
+            for &t in &succ {
+                if t < len {
+                    leader[t] = true;
                 }
             }
+        }
+    }
+    let starts: Vec<usize> = (0..len).filter(|&pc| leader[pc]).collect();
+    let mut block_of = vec![0usize; len];
+    for (b, &st) in starts.iter().enumerate() {
+        let end = starts.get(b + 1).copied().unwrap_or(len);
+        block_of[st..end].fill(b);
+    }
+    let nb = starts.len();
+    let end_of = |b: usize| starts.get(b + 1).copied().unwrap_or(len);
+    let block_succ: Vec<Vec<usize>> = (0..nb)
+        .map(|b| {
+            let last = end_of(b) - 1;
+            successors(&prog.insts[last], last, len, &mut succ);
+            succ.iter()
+                .filter(|&&t| t < len)
+                .map(|&t| block_of[t])
+                .collect()
+        })
+        .collect();
+    // Per block: upward-exposed uses (gen) and unguarded definitions (kill).
+    let mut gen_b: Vec<Bits> = vec![Bits::new(n); nb];
+    let mut kill_b: Vec<Bits> = vec![Bits::new(n); nb];
+    for b in 0..nb {
+        for pc in (starts[b]..end_of(b)).rev() {
             if prog.insts[pc].guard.is_none() {
                 for &d in &defs[pc] {
-                    out.clear(d);
+                    gen_b[b].clear(d);
+                    kill_b[b].set(d);
                 }
             }
             for &u in &uses[pc] {
-                out.set(u);
+                gen_b[b].set(u);
             }
-            if out.0 != live_in[pc].0 {
-                live_in[pc] = out;
+        }
+    }
+    // Backward liveness over blocks to a fixed point: in = gen ∪ (out − kill).
+    let mut live_in: Vec<Bits> = gen_b.clone();
+    let mut live_out: Vec<Bits> = vec![Bits::new(n); nb];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for b in (0..nb).rev() {
+            let mut out = Bits::new(n);
+            for &s in &block_succ[b] {
+                out.union(&live_in[s]);
+            }
+            let mut inn = out.clone();
+            inn.minus(&kill_b[b]);
+            inn.union(&gen_b[b]);
+            live_out[b] = out;
+            if inn.0 != live_in[b].0 {
+                live_in[b] = inn;
                 changed = true;
             }
         }
     }
-    // Each register's hull: where it is live in or out, read or written.
+    // Each register's hull: its reads and writes, the start of every block it is live
+    // into and the end of every block it is live out of. Every point where it is live
+    // lies between two of these.
     let mut lo = vec![usize::MAX; n];
     let mut hi = vec![0usize; n];
     let mut touch = |r: u32, pc: usize| {
@@ -272,14 +323,11 @@ pub(crate) fn compact(prog: &mut Program) {
         lo[r] = lo[r].min(pc);
         hi[r] = hi[r].max(pc);
     };
+    for b in 0..nb {
+        live_in[b].each(|r| touch(r, starts[b]));
+        live_out[b].each(|r| touch(r, end_of(b) - 1));
+    }
     for pc in 0..len {
-        live_in[pc].each(|r| touch(r, pc));
-        successors(&prog.insts[pc], pc, len, &mut succ);
-        for &s in &succ {
-            if s < len {
-                live_in[s].each(|r| touch(r, pc));
-            }
-        }
         for &r in uses[pc].iter().chain(&defs[pc]) {
             touch(r, pc);
         }
