@@ -213,18 +213,41 @@ impl Warp {
     }
 }
 
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Acc {
-    pub(super) tid: u32,
-    pub(super) pc: u32,
-    pub(super) clock: u32,
+/// One recorded shared-memory access, packed in 8 bytes (a shadow record holds three):
+/// the thread (11 bits: a block has at most 1024 threads; all ones for none), the
+/// instruction (21 bits; all ones for an instruction past that, which a race report
+/// then cannot name) and the warp's clock (32 bits).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct Acc(u64);
+
+const ACC_TID_NONE: u64 = 0x7FF;
+const ACC_PC_UNKNOWN: u32 = 0x1F_FFFF;
+
+impl Acc {
+    #[inline(always)]
+    pub(super) fn new(tid: u32, pc: u32, clock: u32) -> Acc {
+        Acc(u64::from(clock) << 32
+            | u64::from(tid & 0x7FF) << 21
+            | u64::from(pc.min(ACC_PC_UNKNOWN)))
+    }
+    /// The thread (block-linear index), or [`NONE`].
+    #[inline(always)]
+    pub(super) fn tid(self) -> u32 {
+        let t = (self.0 >> 21) & 0x7FF;
+        if t == ACC_TID_NONE { NONE } else { t as u32 }
+    }
+    /// The instruction, when it fits.
+    pub(super) fn pc(self) -> Option<u32> {
+        let pc = (self.0 & u64::from(ACC_PC_UNKNOWN)) as u32;
+        (pc != ACC_PC_UNKNOWN).then_some(pc)
+    }
+    #[inline(always)]
+    pub(super) fn clock(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
 }
 
-pub(super) const NO_ACC: Acc = Acc {
-    tid: NONE,
-    pc: 0,
-    clock: 0,
-};
+pub(super) const NO_ACC: Acc = Acc(ACC_TID_NONE << 21);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) struct Shadow {
@@ -345,5 +368,32 @@ pub(super) fn bool_op(op: BoolOp, a: u32, b: u32) -> u32 {
         BoolOp::And => a & b,
         BoolOp::Or => a | b,
         BoolOp::Xor => a ^ b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed access record gives back every thread of a 1024-thread block, the
+    /// instruction (or none past 21 bits) and the full 32-bit clock.
+    #[test]
+    fn access_records_round_trip() {
+        for tid in [0u32, 1, 31, 32, 1023] {
+            for (pc, want_pc) in [
+                (0u32, Some(0)),
+                (4095, Some(4095)),
+                (0x1F_FFFE, Some(0x1F_FFFE)),
+                (0x1F_FFFF, None),
+                (u32::MAX, None),
+            ] {
+                for clock in [0u32, 1, 0xFFFF_FFFF] {
+                    let a = Acc::new(tid, pc, clock);
+                    assert_eq!((a.tid(), a.pc(), a.clock()), (tid, want_pc, clock));
+                }
+            }
+        }
+        assert_eq!(NO_ACC.tid(), NONE);
+        assert_eq!(std::mem::size_of::<Shadow>(), 32);
     }
 }

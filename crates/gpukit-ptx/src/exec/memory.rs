@@ -128,16 +128,19 @@ impl Block<'_, '_> {
         kind: RaceKind,
         other: Acc,
     ) -> Fault {
-        let ow = (other.tid / 32) as usize;
-        let ol = other.tid % 32;
+        let ow = (other.tid() / 32) as usize;
+        let ol = other.tid() % 32;
         fault(
             ErrorKind::SharedRace {
                 kind,
                 other_thread: self.tid_of(ow, ol),
-                other_instruction: self.instr(other.pc).unwrap_or(InstrRef {
-                    text: String::new(),
-                    line: 0,
-                }),
+                other_instruction: other
+                    .pc()
+                    .and_then(|pc| self.instr(pc))
+                    .unwrap_or(InstrRef {
+                        text: String::new(),
+                        line: 0,
+                    }),
             },
             wi,
             Some(lane),

@@ -12,14 +12,14 @@ type Found = (RaceKind, Acc);
 impl Race {
     #[inline(always)]
     fn ordered(&self, rec: &Acc, tid: u32) -> bool {
-        if rec.tid == NONE || rec.tid == tid {
+        if rec.tid() == NONE || rec.tid() == tid {
             return true;
         }
-        let (rw, cw) = ((rec.tid / 32) as usize, (tid / 32) as usize);
+        let (rw, cw) = ((rec.tid() / 32) as usize, (tid / 32) as usize);
         if rw == cw {
-            rec.clock < self.clock[cw]
+            rec.clock() < self.clock[cw]
         } else {
-            rec.clock <= self.vc[cw * self.n + rw]
+            rec.clock() <= self.vc[cw * self.n + rw]
         }
     }
 
@@ -50,7 +50,7 @@ impl Race {
             if !self.ordered(&s.w, tid) {
                 return Err((RaceKind::ReadAfterWrite, s.w));
             }
-            if s.r1.tid == NONE || s.r1.tid == tid || self.ordered(&s.r1, tid) {
+            if s.r1.tid() == NONE || s.r1.tid() == tid || self.ordered(&s.r1, tid) {
                 s.r1 = now;
             } else {
                 s.r2 = now;
@@ -80,7 +80,7 @@ impl Race {
             s.w = now;
             s.r1 = NO_ACC;
             s.r2 = NO_ACC;
-        } else if s.r1.tid == NONE || s.r1.tid == tid || self.ordered(&s.r1, tid) {
+        } else if s.r1.tid() == NONE || s.r1.tid() == tid || self.ordered(&s.r1, tid) {
             s.r1 = now;
         } else {
             s.r2 = now;
@@ -118,11 +118,7 @@ impl Race {
         pc: u32,
         write: bool,
     ) -> Result<(), Found> {
-        let now = Acc {
-            tid,
-            pc,
-            clock: self.clock[(tid / 32) as usize],
-        };
+        let now = Acc::new(tid, pc, self.clock[(tid / 32) as usize]);
         // Records of one access usually hold the same history (written together): a
         // record equal to the previous one gets the same outcome without the checks.
         let mut prev: Option<(Shadow, Shadow)> = None;
@@ -166,14 +162,14 @@ impl Race {
     /// `rec`'s own thread.
     #[inline(always)]
     fn ordered_for_warp(&self, rec: &Acc, cw: usize) -> bool {
-        if rec.tid == NONE {
+        if rec.tid() == NONE {
             return true;
         }
-        let rw = (rec.tid / 32) as usize;
+        let rw = (rec.tid() / 32) as usize;
         if rw == cw {
-            rec.clock < self.clock[cw]
+            rec.clock() < self.clock[cw]
         } else {
-            rec.clock <= self.vc[cw * self.n + rw]
+            rec.clock() <= self.vc[cw * self.n + rw]
         }
     }
 
@@ -205,7 +201,7 @@ impl Race {
                 return None;
             }
             if s.epoch == self.epoch
-                && (!self.ordered_for_warp(&s.w, cw) || (s.r1.tid > first && s.r1.tid <= last))
+                && (!self.ordered_for_warp(&s.w, cw) || (s.r1.tid() > first && s.r1.tid() <= last))
             {
                 return None;
             }
