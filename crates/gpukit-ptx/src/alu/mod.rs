@@ -399,25 +399,21 @@ fn compare_avx2(c: Cmp, a: &Lanes, b: &Lanes) -> u32 {
 #[inline(always)]
 fn compare_masks(c: Cmp, a: &Lanes, b: &Lanes) -> u32 {
     match c.ty {
-        CmpTy::U(w) => int_mask(c.op, &a.map(|x| zx(x, w)), &b.map(|y| zx(y, w))),
-        CmpTy::S(w) => int_mask(c.op, &a.map(|x| sx(x, w)), &b.map(|y| sx(y, w))),
-        CmpTy::F(fmt) if fmt == F32 && !c.ftz => float_mask(
-            c.op,
-            &a.map(|x| f32::from_bits(x as u32)),
-            &b.map(|y| f32::from_bits(y as u32)),
-        ),
-        CmpTy::F(fmt) if fmt == F64 && !c.ftz => {
-            float_mask(c.op, &a.map(f64::from_bits), &b.map(f64::from_bits))
+        CmpTy::U(W::W32) => int_mask(c.op, a, b, |x| x as u32),
+        CmpTy::S(W::W32) => int_mask(c.op, a, b, |x| x as i32),
+        CmpTy::U(W::W64) => int_mask(c.op, a, b, |x| x),
+        CmpTy::S(W::W64) => int_mask(c.op, a, b, |x| x as i64),
+        CmpTy::U(w) => int_mask(c.op, a, b, |x| zx(x, w)),
+        CmpTy::S(w) => int_mask(c.op, a, b, |x| sx(x, w)),
+        CmpTy::F(fmt) if fmt == F32 && !c.ftz => {
+            float_mask(c.op, a, b, |x| f32::from_bits(x as u32))
         }
+        CmpTy::F(fmt) if fmt == F64 && !c.ftz => float_mask(c.op, a, b, f64::from_bits),
         // Halves compare exactly as their f32 images.
-        CmpTy::F(fmt) if fmt == float::F16 && !c.ftz => {
-            float_mask(c.op, &a.map(f16_as_f32), &b.map(f16_as_f32))
+        CmpTy::F(fmt) if fmt == float::F16 && !c.ftz => float_mask(c.op, a, b, f16_as_f32),
+        CmpTy::F(fmt) if fmt == float::BF16 && !c.ftz => {
+            float_mask(c.op, a, b, |x| f32::from_bits((x as u32) << 16))
         }
-        CmpTy::F(fmt) if fmt == float::BF16 && !c.ftz => float_mask(
-            c.op,
-            &a.map(|x| f32::from_bits((x as u32) << 16)),
-            &b.map(|y| f32::from_bits((y as u32) << 16)),
-        ),
         CmpTy::F(_) => {
             let mut m = 0u32;
             for l in 0..32 {
@@ -447,26 +443,26 @@ fn f16_as_f32(x: u64) -> f32 {
     }
 }
 
-/// The lanes where `p(x[l], y[l])` holds, as a mask.
+/// The lanes where `p(key(x[l]), key(y[l]))` holds, as a mask.
 #[inline(always)]
-fn mask_of<T: Copy>(x: &[T; 32], y: &[T; 32], p: impl Fn(T, T) -> bool) -> u32 {
+fn mask_of<T: Copy>(x: &Lanes, y: &Lanes, key: impl Fn(u64) -> T, p: impl Fn(T, T) -> bool) -> u32 {
     let mut m = 0u32;
     for l in 0..32 {
-        m |= u32::from(p(x[l], y[l])) << l;
+        m |= u32::from(p(key(x[l]), key(y[l]))) << l;
     }
     m
 }
 
 /// Integer comparisons (the unordered operators do not apply: false, as [`int_cmp`]).
 #[inline(always)]
-fn int_mask<T: Ord + Copy>(op: CmpOp, x: &[T; 32], y: &[T; 32]) -> u32 {
+fn int_mask<T: Ord + Copy>(op: CmpOp, x: &Lanes, y: &Lanes, k: impl Fn(u64) -> T) -> u32 {
     match op {
-        CmpOp::Eq => mask_of(x, y, |a, b| a == b),
-        CmpOp::Ne => mask_of(x, y, |a, b| a != b),
-        CmpOp::Lt => mask_of(x, y, |a, b| a < b),
-        CmpOp::Le => mask_of(x, y, |a, b| a <= b),
-        CmpOp::Gt => mask_of(x, y, |a, b| a > b),
-        CmpOp::Ge => mask_of(x, y, |a, b| a >= b),
+        CmpOp::Eq => mask_of(x, y, k, |a, b| a == b),
+        CmpOp::Ne => mask_of(x, y, k, |a, b| a != b),
+        CmpOp::Lt => mask_of(x, y, k, |a, b| a < b),
+        CmpOp::Le => mask_of(x, y, k, |a, b| a <= b),
+        CmpOp::Gt => mask_of(x, y, k, |a, b| a > b),
+        CmpOp::Ge => mask_of(x, y, k, |a, b| a >= b),
         _ => 0,
     }
 }
@@ -480,22 +476,22 @@ fn int_mask<T: Ord + Copy>(op: CmpOp, x: &[T; 32], y: &[T; 32]) -> u32 {
     clippy::neg_cmp_op_on_partial_ord
 )]
 #[inline(always)]
-fn float_mask<T: PartialOrd + Copy>(op: CmpOp, x: &[T; 32], y: &[T; 32]) -> u32 {
+fn float_mask<T: PartialOrd + Copy>(op: CmpOp, x: &Lanes, y: &Lanes, k: impl Fn(u64) -> T) -> u32 {
     match op {
-        CmpOp::Eq => mask_of(x, y, |a, b| a == b),
-        CmpOp::Ne => mask_of(x, y, |a, b| a < b || a > b),
-        CmpOp::Lt => mask_of(x, y, |a, b| a < b),
-        CmpOp::Le => mask_of(x, y, |a, b| a <= b),
-        CmpOp::Gt => mask_of(x, y, |a, b| a > b),
-        CmpOp::Ge => mask_of(x, y, |a, b| a >= b),
-        CmpOp::Equ => mask_of(x, y, |a, b| !(a < b || a > b)),
-        CmpOp::Neu => mask_of(x, y, |a, b| a != b),
-        CmpOp::Ltu => mask_of(x, y, |a, b| !(a >= b)),
-        CmpOp::Leu => mask_of(x, y, |a, b| !(a > b)),
-        CmpOp::Gtu => mask_of(x, y, |a, b| !(a <= b)),
-        CmpOp::Geu => mask_of(x, y, |a, b| !(a < b)),
-        CmpOp::Num => mask_of(x, y, |a, b| a == a && b == b),
-        CmpOp::Nan => mask_of(x, y, |a, b| a != a || b != b),
+        CmpOp::Eq => mask_of(x, y, k, |a, b| a == b),
+        CmpOp::Ne => mask_of(x, y, k, |a, b| a < b || a > b),
+        CmpOp::Lt => mask_of(x, y, k, |a, b| a < b),
+        CmpOp::Le => mask_of(x, y, k, |a, b| a <= b),
+        CmpOp::Gt => mask_of(x, y, k, |a, b| a > b),
+        CmpOp::Ge => mask_of(x, y, k, |a, b| a >= b),
+        CmpOp::Equ => mask_of(x, y, k, |a, b| !(a < b || a > b)),
+        CmpOp::Neu => mask_of(x, y, k, |a, b| a != b),
+        CmpOp::Ltu => mask_of(x, y, k, |a, b| !(a >= b)),
+        CmpOp::Leu => mask_of(x, y, k, |a, b| !(a > b)),
+        CmpOp::Gtu => mask_of(x, y, k, |a, b| !(a <= b)),
+        CmpOp::Geu => mask_of(x, y, k, |a, b| !(a < b)),
+        CmpOp::Num => mask_of(x, y, k, |a, b| a == a && b == b),
+        CmpOp::Nan => mask_of(x, y, k, |a, b| a != a || b != b),
     }
 }
 
