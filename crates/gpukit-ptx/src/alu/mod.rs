@@ -20,31 +20,33 @@ use bits::*;
 use common::*;
 use fp::*;
 
-/// Computes one lane-wise operation over all 32 lanes. `regs[s[k]]` are the sources.
-/// Carry-chain operations are handled by the caller (they need the carry flags).
+/// Computes one lane-wise operation over all 32 lanes into `out`; `src[k]` is source
+/// `k` (the unused ones are any register). Carry-chain operations are handled by the
+/// caller (they need the carry flags).
 ///
 /// On x86-64 with AVX2 and FMA the lane loops are compiled for them (four lanes per
 /// vector instruction, `fma` inline rather than a library call per lane); the results
 /// are the same bits on either path (IEEE arithmetic, integer operations).
-pub(crate) fn compute(f: &Alu, regs: &[Lanes], s: &[u32; 4]) -> Lanes {
+pub(crate) fn compute(f: &Alu, src: [&Lanes; 4], out: &mut Lanes) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only features
         // the function enables.
-        return unsafe { compute_avx2(f, regs, s) };
+        unsafe { compute_avx2(f, src, out) };
+        return;
     }
-    compute_lanes(f, regs, s)
+    *out = compute_lanes(f, src);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn compute_avx2(f: &Alu, regs: &[Lanes], s: &[u32; 4]) -> Lanes {
-    compute_lanes(f, regs, s)
+fn compute_avx2(f: &Alu, src: [&Lanes; 4], out: &mut Lanes) {
+    *out = compute_lanes(f, src);
 }
 
 #[inline(always)]
-fn compute_lanes(f: &Alu, regs: &[Lanes], s: &[u32; 4]) -> Lanes {
-    let r = |k: usize| &regs[s[k] as usize];
+fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
+    let r = |k: usize| src[k];
     match *f {
         Alu::Mov => *r(0),
         Alu::Add => map2(r(0), r(1), |x, y| x.wrapping_add(y)),
@@ -660,7 +662,9 @@ mod tests {
                 }
             })];
             for (from, to) in [(F16, F32), (BF16, F32), (F32, F64)] {
-                let got = compute(&cvt(from, to), &regs, &[0; 4]);
+                let mut got = [0u64; 32];
+                let x = &regs[0];
+                compute(&cvt(from, to), [x, x, x, x], &mut got);
                 for l in 0..32 {
                     let want = cvt_f2f(from, to, Rnd::Rn, false, false, false, false, regs[0][l]);
                     assert_eq!(got[l], want, "{from:?} -> {to:?} of {:#x}", regs[0][l]);

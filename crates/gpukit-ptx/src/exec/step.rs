@@ -2,7 +2,7 @@
 //! branch semantics are here; memory, barrier, warp-synchronous and call instructions
 //! go to their family's file.
 
-use crate::alu;
+use crate::alu::{self, Lanes};
 use crate::error::ErrorKind;
 use crate::program::*;
 
@@ -84,11 +84,10 @@ impl Block<'_, '_> {
                         match f {
                             Alu::AddCc { .. } | Alu::MadCc { .. } => carry_op(w, f, *d, s, exec),
                             _ => {
-                                let out = alu::compute(f, &w.regs, s);
                                 if let Alu::Approx(..) = f {
                                     self.stats.approx += u64::from(exec.count_ones());
                                 }
-                                write_lanes(&mut w.regs, *d, &out, exec);
+                                alu_op(&mut w.regs, f, *d, s, exec);
                             }
                         }
                     }
@@ -466,6 +465,33 @@ impl Block<'_, '_> {
                 }
             }
         }
+    }
+}
+
+/// One ALU instruction: into the destination register itself when every lane runs and
+/// no source is the destination, else through a temporary blended into the executing
+/// lanes.
+#[inline(always)]
+fn alu_op(regs: &mut [Lanes], f: &Alu, d: u32, s: &[u32; 4], exec: u32) {
+    let n = regs.len();
+    if exec == FULL && (d as usize) < n && s.iter().all(|&x| x != d && (x as usize) < n) {
+        let base = regs.as_mut_ptr();
+        // SAFETY: every index is in bounds (checked above) and the destination index
+        // differs from every source index, so the shared references to the sources
+        // (which may coincide with each other) never overlap the exclusive one to the
+        // destination; all derive from one raw pointer and nothing else touches `regs`
+        // while they live.
+        let (src, dst) = unsafe {
+            (
+                s.map(|x| &*base.add(x as usize)),
+                &mut *base.add(d as usize),
+            )
+        };
+        alu::compute(f, src, dst);
+    } else {
+        let mut out = [0u64; 32];
+        alu::compute(f, s.map(|x| &regs[x as usize]), &mut out);
+        write_lanes(regs, d, &out, exec);
     }
 }
 
