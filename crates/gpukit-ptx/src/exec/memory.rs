@@ -148,6 +148,24 @@ impl Block<'_, '_> {
         )
     }
 
+    /// Every lane's address (inactive lanes' too: callers use the executing ones), the
+    /// addressing mode chosen once.
+    #[inline]
+    pub(super) fn lane_addrs(w: &Warp, addr: Addr) -> [u64; 32] {
+        match addr {
+            Addr::Reg(r, off) => {
+                let v = &w.regs[r as usize];
+                std::array::from_fn(|l| v[l].wrapping_add(off as u64))
+            }
+            Addr::Reg32(r, off) => {
+                let v = &w.regs[r as usize];
+                std::array::from_fn(|l| u64::from((v[l] as u32).wrapping_add(off as u32)))
+            }
+            Addr::Abs(a) => [a; 32],
+            Addr::Frame(o) => std::array::from_fn(|l| u64::from(w.frame_base[l]) + u64::from(o)),
+        }
+    }
+
     pub(super) fn lane_addr(w: &Warp, addr: Addr, l: usize) -> u64 {
         match addr {
             Addr::Reg(r, off) => w.regs[r as usize][l].wrapping_add(off as u64),
@@ -201,18 +219,13 @@ impl Block<'_, '_> {
         ) {
             return None;
         }
-        let w = &self.warps[wi];
-        let mut addrs = [0u64; 32];
+        let addrs = Self::lane_addrs(&self.warps[wi], addr);
         let (mut lo, mut hi, mut or) = (u64::MAX, 0u64, 0u64);
-        let mut m = exec;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let a = Self::lane_addr(w, addr, l);
-            addrs[l] = a;
-            lo = lo.min(a);
-            hi = hi.max(a);
-            or |= a;
+        for (l, &a) in addrs.iter().enumerate() {
+            let on = (exec >> l) & 1 == 1;
+            lo = if on { lo.min(a) } else { lo };
+            hi = if on { hi.max(a) } else { hi };
+            or |= if on { a } else { 0 };
         }
         if or & (u64::from(total) - 1) != 0 || hi < lo {
             return None;

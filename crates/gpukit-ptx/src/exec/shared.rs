@@ -30,17 +30,15 @@ impl Block<'_, '_> {
             MemSpace::Generic => SHARED_WINDOW,
             _ => return None,
         };
-        let w = &self.warps[wi];
+        let addrs = Self::lane_addrs(&self.warps[wi], addr);
         let mut offs = [0u32; 32];
         let (mut hi, mut or) = (0u64, 0u64);
-        let mut m = exec;
-        while m != 0 {
-            let l = m.trailing_zeros() as usize;
-            m &= m - 1;
+        for (l, &a) in addrs.iter().enumerate() {
             // Outside the generic window the offset wraps far past any shared size.
-            let off = Self::lane_addr(w, addr, l).wrapping_sub(base);
-            hi = hi.max(off);
-            or |= off;
+            let off = a.wrapping_sub(base);
+            let on = (exec >> l) & 1 == 1;
+            hi = if on { hi.max(off) } else { hi };
+            or |= if on { off } else { 0 };
             offs[l] = off as u32;
         }
         let size = u64::from(self.ctx.shared_size);
