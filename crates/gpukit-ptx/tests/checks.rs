@@ -402,36 +402,21 @@ PART:
         };
         (kind, e.thread, other_thread, e.address)
     };
-    // Mode 1: no barrier; the whole-word read meets thread 0's half first (byte 0).
-    assert_eq!(
-        race(1),
-        (
-            RaceKind::ReadAfterWrite,
-            Some((34, 0, 0)),
-            (0, 0, 0),
-            Some(0)
-        )
-    );
-    // Mode 2: the byte read of a word written whole, no barrier.
-    assert_eq!(
-        race(2),
-        (
-            RaceKind::ReadAfterWrite,
-            Some((33, 0, 0)),
-            (0, 0, 0),
-            Some(7)
-        )
-    );
-    // Mode 3: word 0 and byte 4 are ordered by the barrier; bytes 5 and 6 are not.
-    assert_eq!(
-        race(3),
-        (
-            RaceKind::ReadAfterWrite,
-            Some((34, 0, 0)),
-            (32, 0, 0),
-            Some(4)
-        )
-    );
+    let want = [
+        // Mode 1: no barrier; the whole-word read meets thread 0's half first (byte 0).
+        (1, (34, 0, 0), (0, 0, 0), 0),
+        // Mode 2: the byte read of a word written whole, no barrier.
+        (2, (33, 0, 0), (0, 0, 0), 7),
+        // Mode 3: word 0 and byte 4 are ordered by the barrier; bytes 5 and 6 are not.
+        (3, (34, 0, 0), (32, 0, 0), 4),
+    ];
+    for (mode, thread, other, address) in want {
+        assert_eq!(
+            race(mode),
+            (RaceKind::ReadAfterWrite, Some(thread), other, Some(address)),
+            "mode {mode}"
+        );
+    }
 }
 
 /// A warp's lanes reading the same shared word (a broadcast) leave exactly the records
