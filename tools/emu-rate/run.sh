@@ -4,7 +4,11 @@
 # census kit (`gpukit profile --census --replay`) and replayed by
 # crates/gpukit-ptx/examples/emu_rate.rs with memcheck and racecheck on.
 #
-#   tools/emu-rate/run.sh [OLD_REV] [ROUNDS]
+#   tools/emu-rate/run.sh [OLD_REV] [ROUNDS] [WORKLOAD]
+#
+# WORKLOAD: selftest (default) or minilm, the MiniLM encoder forward of the default
+# sentences recorded on the census kit by examples/minilm/examples/census_replay.rs
+# (needs tools/model/fetch.sh first).
 #
 # OLD_REV (default 5fd9037, the emulator before issue 13) is checked out as a git
 # worktree under target/emu-rate/old, with this tree's emu_rate.rs copied in (it uses
@@ -16,12 +20,26 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OLD_REV=${1:-5fd9037}
 ROUNDS=${2:-3}
+WORKLOAD=${3:-selftest}
 OUT=target/emu-rate
 mkdir -p "$OUT"
 
-cargo build --release -q -p gpukit-cli
 cargo build --release -q -p gpukit-ptx --example emu_rate
-target/release/gpukit profile --census --replay "$OUT/selftest.replay" > /dev/null
+case "$WORKLOAD" in
+    selftest)
+        cargo build --release -q -p gpukit-cli
+        target/release/gpukit profile --census --replay "$OUT/selftest.replay" > /dev/null
+        ;;
+    minilm)
+        cargo build --release -q -p gpukit-example-minilm --example census_replay
+        target/release/examples/census_replay "$OUT/minilm.replay"
+        ;;
+    *)
+        echo "unknown workload $WORKLOAD (selftest or minilm)" >&2
+        exit 2
+        ;;
+esac
+REPLAY=$OUT/$WORKLOAD.replay
 
 if [ ! -d "$OUT/old" ]; then
     git worktree add --detach "$OUT/old" "$OLD_REV" > /dev/null
@@ -40,7 +58,7 @@ for r in $(seq "$ROUNDS"); do
     for which in old new; do
         bin=$old_bin
         [ "$which" = new ] && bin=$new_bin
-        line=$(RAYON_NUM_THREADS=1 "$bin" "$OUT/selftest.replay" kernels-cuda/ptx --top 0 --repeat 3 | grep '^rate ')
+        line=$(RAYON_NUM_THREADS=1 "$bin" "$REPLAY" kernels-cuda/ptx --top 0 --repeat 3 | grep '^rate ')
         read -r _ insts secs rate <<< "$line"
         echo "round $r $which: $insts thread instructions in $secs s: $rate /s"
         if [ "$which" = old ]; then
