@@ -327,6 +327,25 @@ fn bad_launches_are_rejected() {
     assert!(matches!(e.kind, ErrorKind::BadLaunch(_)), "{e}");
 }
 
+/// Runs `kernel` of `m` on one block of 64 threads, `mode` its only parameter.
+#[allow(clippy::result_large_err)]
+fn run_mode(
+    m: &gpukit_ptx::Module,
+    kernel: &str,
+    mode: i32,
+) -> Result<gpukit_ptx::LaunchStats, gpukit_ptx::EmuError> {
+    run(
+        m,
+        kernel,
+        (1, 1, 1),
+        (64, 1, 1),
+        0,
+        &[],
+        |_| vec![ParamValue::i32(mode)],
+        &EmuOptions::default(),
+    )
+}
+
 /// Racecheck keeps a record per 4-byte word until part of a word is accessed, then per
 /// byte: races stay exact at byte granularity either way.
 #[test]
@@ -378,18 +397,7 @@ PART:
 }
 "#;
     let m = gpukit_ptx::Module::parse(ptx).unwrap();
-    let go = |mode: i32| {
-        run(
-            &m,
-            "words",
-            (1, 1, 1),
-            (64, 1, 1),
-            0,
-            &[],
-            |_| vec![ParamValue::i32(mode)],
-            &EmuOptions::default(),
-        )
-    };
+    let go = |mode: i32| run_mode(&m, "words", mode);
     // Mode 0: a barrier orders every write before the reads.
     go(0).unwrap();
     let race = |mode: i32| {
@@ -460,18 +468,7 @@ MODE0:
 }
 "#;
     let m = gpukit_ptx::Module::parse(ptx).unwrap();
-    let go = |mode: i32| {
-        run(
-            &m,
-            "broadcast",
-            (1, 1, 1),
-            (64, 1, 1),
-            0,
-            &[],
-            |_| vec![ParamValue::i32(mode)],
-            &EmuOptions::default(),
-        )
-    };
+    let go = |mode: i32| run_mode(&m, "broadcast", mode);
     let race = |mode: i32| {
         let e = go(mode).unwrap_err();
         let ErrorKind::SharedRace {
