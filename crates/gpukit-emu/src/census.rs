@@ -310,12 +310,13 @@ impl Census {
     /// Errors: the writer's error.
     pub fn write_replay(&self, out: &mut dyn std::io::Write) -> std::io::Result<(usize, usize)> {
         let entries = self.entries();
+        let index = crate::builtin_entries();
         let builtin: Vec<(&CensusEntry, &str)> = entries
             .iter()
             .filter(|e| !e.user)
             .filter_map(|e| {
-                let needle = format!(".entry {}(", e.kernel);
-                gpukit_ptx_family(&needle).map(|f| (e, f))
+                let i = *index.get(&e.kernel)?;
+                Some((e, gpukit_cuda::ptx::MODULES[i].0))
             })
             .collect();
         let mut b: Vec<u8> = Vec::new();
@@ -383,14 +384,6 @@ impl Census {
 ///     2: u32 value      | 3: u64 value
 /// ```
 pub const REPLAY_MAGIC: &[u8; 8] = b"GKRPLAY1";
-
-/// The committed module whose text contains `needle` (`.entry name(`).
-fn gpukit_ptx_family(needle: &str) -> Option<&'static str> {
-    gpukit_cuda::ptx::MODULES
-        .iter()
-        .find(|(_, text)| text.contains(needle))
-        .map(|(f, _)| *f)
-}
 
 fn put_u32(b: &mut Vec<u8>, v: usize) {
     b.extend_from_slice(&(v as u32).to_le_bytes());

@@ -37,6 +37,17 @@ use gpukit_ptx::{GlobalMemory, Module, ParamValue};
 pub mod census;
 pub mod perf;
 
+/// Every built-in entry name → its module's index in [`gpukit_cuda::ptx::MODULES`].
+pub(crate) fn builtin_entries() -> HashMap<String, usize> {
+    let mut entries = HashMap::new();
+    for (i, (_, text)) in gpukit_cuda::ptx::MODULES.iter().enumerate() {
+        for e in gpukit_cuda::ptx::entries(text) {
+            entries.insert(e.name, i);
+        }
+    }
+    entries
+}
+
 /// Alignment of every allocation (as the CPU backend, and more than any PTX access needs).
 pub const EMU_ALIGN: usize = 64;
 
@@ -189,12 +200,7 @@ impl EmuDevice {
 
     /// The emulator with the given checks.
     pub fn with_options(options: EmuOptions) -> EmuDevice {
-        let mut entries = HashMap::new();
-        for (i, (_, text)) in gpukit_cuda::ptx::MODULES.iter().enumerate() {
-            for e in gpukit_cuda::ptx::entries(text) {
-                entries.insert(e.name, i);
-            }
-        }
+        let entries = builtin_entries();
         EmuDevice {
             info: DeviceInfo {
                 backend: Backend::PtxEmu,

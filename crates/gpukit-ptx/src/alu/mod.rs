@@ -13,6 +13,8 @@ mod fp;
 pub(crate) use common::{Lanes, sx, zx};
 pub(crate) use fp::{BHALF, HALF, fadd, min_max};
 
+use gpukit_core::halfconv;
+
 use crate::float::{self, F32, F64, Fmt};
 use crate::program::*;
 
@@ -259,7 +261,7 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
             if plain && from == float::F16 && to == F32 {
                 map1(r(0), |x| canon(f16_as_f32(x)))
             } else if plain && from == float::BF16 && to == F32 {
-                map1(r(0), |x| canon(f32::from_bits((x as u32) << 16)))
+                map1(r(0), |x| canon(bf16_as_f32(x)))
             } else if plain && from == F32 && to == F64 {
                 map1(r(0), |x| f64r(f64::from(f32a(x))))
             } else {
@@ -413,9 +415,7 @@ fn compare_masks(c: Cmp, a: &Lanes, b: &Lanes) -> u32 {
         CmpTy::F(fmt) if fmt == F64 && !c.ftz => float_mask(c.op, a, b, f64::from_bits),
         // Halves compare exactly as their f32 images.
         CmpTy::F(fmt) if fmt == float::F16 && !c.ftz => float_mask(c.op, a, b, f16_as_f32),
-        CmpTy::F(fmt) if fmt == float::BF16 && !c.ftz => {
-            float_mask(c.op, a, b, |x| f32::from_bits((x as u32) << 16))
-        }
+        CmpTy::F(fmt) if fmt == float::BF16 && !c.ftz => float_mask(c.op, a, b, bf16_as_f32),
         CmpTy::F(_) => {
             let mut m = 0u32;
             for l in 0..32 {
@@ -426,23 +426,16 @@ fn compare_masks(c: Cmp, a: &Lanes, b: &Lanes) -> u32 {
     }
 }
 
-/// The f16 in the low 16 bits of `x` as the f32 of the same value (exact; a NaN stays a
-/// NaN).
+/// The f16 (bf16) in the low 16 bits of a register as the f32 of the same value: exact,
+/// NaNs stay NaNs (gpukit-core's branch-free conversions, which vectorise).
 #[inline(always)]
 fn f16_as_f32(x: u64) -> f32 {
-    let h = x as u32 & 0xFFFF;
-    let sign = (h & 0x8000) << 16;
-    let exp = (h >> 10) & 0x1F;
-    let man = h & 0x3FF;
-    if exp == 0x1F {
-        f32::from_bits(sign | 0x7F80_0000 | (man << 13))
-    } else if exp == 0 {
-        // Zero or subnormal: man × 2^-24, exact in f32.
-        let v = man as f32 * f32::from_bits(0x3380_0000);
-        if sign != 0 { -v } else { v }
-    } else {
-        f32::from_bits(sign | ((exp + 112) << 23) | (man << 13))
-    }
+    halfconv::f16_to_f32(x as u16)
+}
+
+#[inline(always)]
+fn bf16_as_f32(x: u64) -> f32 {
+    halfconv::bf16_to_f32(x as u16)
 }
 
 /// The lanes where `p(key(x[l]), key(y[l]))` holds, as a mask.
@@ -621,16 +614,21 @@ mod tests {
         }
     }
 
-    /// Every f16 converts to the f32 of the same value (NaNs to NaNs).
+    /// Every f16 and bf16 converts to the f32 of the same value (NaNs to NaNs), as the
+    /// soft-float core reads it.
     #[test]
     fn f16_as_f32_is_exact_for_every_half() {
         for h in 0..=0xFFFFu64 {
-            let want = to_f64(crate::float::F16, h);
-            let got = f16_as_f32(h | 0xABCD_0000);
-            if want.is_nan() {
-                assert!(got.is_nan(), "{h:#x}");
-            } else {
-                assert_eq!(f64::from(got).to_bits(), want.to_bits(), "{h:#x}");
+            for (fmt, got) in [
+                (crate::float::F16, f16_as_f32(h | 0xABCD_0000)),
+                (crate::float::BF16, bf16_as_f32(h | 0xABCD_0000)),
+            ] {
+                let want = to_f64(fmt, h);
+                if want.is_nan() {
+                    assert!(got.is_nan(), "{h:#x}");
+                } else {
+                    assert_eq!(f64::from(got).to_bits(), want.to_bits(), "{h:#x}");
+                }
             }
         }
     }

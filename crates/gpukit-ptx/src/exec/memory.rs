@@ -149,7 +149,8 @@ impl Block<'_, '_> {
     }
 
     /// Every lane's address (inactive lanes' too: callers use the executing ones), the
-    /// addressing mode chosen once.
+    /// addressing mode chosen once. Computed before any lane's result is written, which
+    /// only changes that lane's registers.
     #[inline]
     pub(super) fn lane_addrs(w: &Warp, addr: Addr) -> [u64; 32] {
         match addr {
@@ -163,17 +164,6 @@ impl Block<'_, '_> {
             }
             Addr::Abs(a) => [a; 32],
             Addr::Frame(o) => std::array::from_fn(|l| u64::from(w.frame_base[l]) + u64::from(o)),
-        }
-    }
-
-    pub(super) fn lane_addr(w: &Warp, addr: Addr, l: usize) -> u64 {
-        match addr {
-            Addr::Reg(r, off) => w.regs[r as usize][l].wrapping_add(off as u64),
-            Addr::Reg32(r, off) => {
-                u64::from((w.regs[r as usize][l] as u32).wrapping_add(off as u32))
-            }
-            Addr::Abs(a) => a,
-            Addr::Frame(o) => u64::from(w.frame_base[l]) + u64::from(o),
         }
     }
 
@@ -424,11 +414,12 @@ impl Block<'_, '_> {
             return self.shared_ld(wi, pc, exec, &offs, size, sext, n, dsts);
         }
         let mut seen = Seen::new(self.stats.tally.is_some());
+        let addrs = Self::lane_addrs(&self.warps[wi], addr);
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros();
             m &= m - 1;
-            let a = Self::lane_addr(&self.warps[wi], addr, l as usize);
+            let a = addrs[l as usize];
             let (res, off) = self.check_access(wi, pc, l, space, a, total, false)?;
             seen.push(res, off, total);
             for k in 0..usize::from(n) {
@@ -488,11 +479,12 @@ impl Block<'_, '_> {
             return self.shared_st(wi, pc, exec, &offs, size, n, srcs);
         }
         let mut seen = Seen::new(self.stats.tally.is_some());
+        let addrs = Self::lane_addrs(&self.warps[wi], addr);
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros();
             m &= m - 1;
-            let a = Self::lane_addr(&self.warps[wi], addr, l as usize);
+            let a = addrs[l as usize];
             let (res, off) = self.check_access(wi, pc, l, space, a, total, true)?;
             seen.push(res, off, total);
             for k in 0..usize::from(n) {
@@ -526,12 +518,15 @@ impl Block<'_, '_> {
         let n_src = src_size.unwrap_or(size);
         let on = self.stats.tally.is_some();
         let (mut src_seen, mut dst_seen) = (Seen::new(on), Seen::new(on));
+        let (das, sas) = (
+            Self::lane_addrs(&self.warps[wi], dst),
+            Self::lane_addrs(&self.warps[wi], src),
+        );
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros();
             m &= m - 1;
-            let da = Self::lane_addr(&self.warps[wi], dst, l as usize);
-            let sa = Self::lane_addr(&self.warps[wi], src, l as usize);
+            let (da, sa) = (das[l as usize], sas[l as usize]);
             let (_, soff) = if n_src > 0 {
                 self.check_access(wi, pc, l, MemSpace::Global, sa, size, false)?
             } else {
@@ -581,12 +576,13 @@ impl Block<'_, '_> {
     ) -> Result<(), Fault> {
         let size = u32::from(size);
         let mut seen = Seen::new(self.stats.tally.is_some());
+        let addrs = Self::lane_addrs(&self.warps[wi], addr);
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros();
             m &= m - 1;
             let w = &self.warps[wi];
-            let a = Self::lane_addr(w, addr, l as usize);
+            let a = addrs[l as usize];
             let bv = w.regs[b as usize][l as usize];
             let cv = w.regs[c as usize][l as usize];
             let (res, off) = resolve(space, a);

@@ -10,21 +10,16 @@ use super::common::*;
 type Found = (RaceKind, Acc);
 
 impl Race {
+    /// Whether `rec` is ordered before an access by thread `tid` (its own thread's
+    /// accesses always are).
     #[inline(always)]
     fn ordered(&self, rec: &Acc, tid: u32) -> bool {
-        if rec.tid() == NONE || rec.tid() == tid {
-            return true;
-        }
-        let (rw, cw) = ((rec.tid() / 32) as usize, (tid / 32) as usize);
-        if rw == cw {
-            rec.clock() < self.clock[cw]
-        } else {
-            rec.clock() <= self.vc[cw * self.n + rw]
-        }
+        rec.tid() == tid || self.ordered_for_warp(rec, (tid / 32) as usize)
     }
 
-    /// One record's check and update for an access `now` by thread `tid`.
-    #[cold]
+    /// One record's check and update for an access `now` by thread `tid`: the new
+    /// record, or the race.
+    #[inline(always)]
     fn step(&self, old: Shadow, tid: u32, now: Acc, write: bool) -> Result<Shadow, Found> {
         let mut s = old;
         if s.epoch != self.epoch {
@@ -50,51 +45,13 @@ impl Race {
             if !self.ordered(&s.w, tid) {
                 return Err((RaceKind::ReadAfterWrite, s.w));
             }
-            if s.r1.tid() == NONE || s.r1.tid() == tid || self.ordered(&s.r1, tid) {
+            if self.ordered(&s.r1, tid) {
                 s.r1 = now;
             } else {
                 s.r2 = now;
             }
         }
         Ok(s)
-    }
-
-    /// [`Race::step`] when the access is ordered after the record (the usual case): the
-    /// new record, or `None` on a race (whose kind [`Race::step`] then tells).
-    #[inline(always)]
-    fn step_ok(&self, old: Shadow, tid: u32, now: Acc, write: bool) -> Option<Shadow> {
-        let mut s = old;
-        if s.epoch != self.epoch {
-            s = Shadow {
-                epoch: self.epoch,
-                ..NO_SHADOW
-            };
-        }
-        if !self.ordered(&s.w, tid) {
-            return None;
-        }
-        if write {
-            if !(self.ordered(&s.r1, tid) && self.ordered(&s.r2, tid)) {
-                return None;
-            }
-            s.w = now;
-            s.r1 = NO_ACC;
-            s.r2 = NO_ACC;
-        } else if s.r1.tid() == NONE || s.r1.tid() == tid || self.ordered(&s.r1, tid) {
-            s.r1 = now;
-        } else {
-            s.r2 = now;
-        }
-        Some(s)
-    }
-
-    /// The next record for `old`, or the race.
-    #[inline(always)]
-    fn next(&self, old: Shadow, tid: u32, now: Acc, write: bool) -> Result<Shadow, Found> {
-        match self.step_ok(old, tid, now, write) {
-            Some(s) => Ok(s),
-            None => self.step(old, tid, now, write),
-        }
     }
 
     /// Copies word `w`'s record to its four byte records, once per block.
@@ -119,16 +76,6 @@ impl Race {
         write: bool,
     ) -> Result<(), Found> {
         let now = Acc::new(tid, pc, self.clock[(tid / 32) as usize]);
-        // The usual case first: one whole word, not split.
-        if len == 4 && off.is_multiple_of(4) {
-            let w = (off / 4) as usize;
-            if let Some(&word) = self.words.get(w)
-                && self.split[w] != self.epoch
-            {
-                self.words[w] = self.next(word, tid, now, write)?;
-                return Ok(());
-            }
-        }
         // Records of one access usually hold the same history (written together): a
         // record equal to the previous one gets the same outcome without the checks.
         let mut prev: Option<(Shadow, Shadow)> = None;
@@ -149,7 +96,7 @@ impl Race {
             if whole && self.split[w] != self.epoch {
                 let new = match prev {
                     Some((po, pn)) if po == word => pn,
-                    _ => self.next(word, tid, now, write)?,
+                    _ => self.step(word, tid, now, write)?,
                 };
                 self.words[w] = new;
                 prev = Some((word, new));
@@ -159,7 +106,7 @@ impl Race {
             let old = self.shadow[b as usize];
             let new = match prev {
                 Some((po, pn)) if po == old => pn,
-                _ => self.next(old, tid, now, write)?,
+                _ => self.step(old, tid, now, write)?,
             };
             self.shadow[b as usize] = new;
             prev = Some((old, new));

@@ -40,8 +40,7 @@ impl Block<'_, '_> {
             }
             *steps += 1;
             if start + *steps > max_steps {
-                let max = max_steps;
-                return Err(fault(ErrorKind::StepLimit(max), wi, None, None));
+                return Err(fault(ErrorKind::StepLimit(max_steps), wi, None, None));
             }
             let w = &mut self.warps[wi];
             if w.runnable == 0 {
