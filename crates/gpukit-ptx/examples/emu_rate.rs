@@ -3,16 +3,18 @@
 //! thread instructions it ran per second of wall time (`--no-racecheck`: memcheck only).
 //!
 //! ```text
-//! cargo run --release -p gpukit-ptx --example emu_rate -- REPLAY PTX_DIR [--repeat N] [--top K] [--no-racecheck]
+//! cargo run --release -p gpukit-ptx --example emu_rate -- REPLAY PTX_DIR [--repeat N] [--top K] [--no-racecheck] [--only SUBSTRING]
 //! ```
 //!
 //! It uses only the parts of `gpukit-ptx`'s API that have not changed since the
 //! emulator's first version (`Module::parse`, `GlobalMemory::insert`, `launch`,
 //! `EmuOptions::default`, `LaunchStats::thread_instructions`), so `tools/emu-rate/run.sh`
 //! builds this same file against an older commit and compares the two side by side.
-//! Output: one line per kernel (the `--top` slowest, all rounds) and a final
+//! Output: one line per kernel (the `--top` slowest, all rounds: thread instructions,
+//! seconds, rate, active lanes per warp instruction and time per warp instruction) and a final
 //! `rate <thread instructions> <seconds> <instructions per second>` line for the
 //! fastest of the `--repeat` rounds (the least disturbed on a shared machine).
+//! `--only SUBSTRING` replays only the launches whose entry name contains it.
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -138,7 +140,7 @@ impl Range {
     }
 }
 
-fn run_one(l: &Launch, m: &Module, racecheck: bool) -> Result<(u64, f64), String> {
+fn run_one(l: &Launch, m: &Module, racecheck: bool) -> Result<(u64, u64, f64), String> {
     let ranges: Vec<Range> = l.ranges.iter().map(|(a, b)| Range::new(*a, b)).collect();
     let mut mem = GlobalMemory::new();
     for (r, (_, b)) in ranges.iter().zip(&l.ranges) {
@@ -179,12 +181,13 @@ fn run_one(l: &Launch, m: &Module, racecheck: bool) -> Result<(u64, f64), String
     let secs = t.elapsed().as_secs_f64();
     drop(mem);
     drop(ranges);
-    Ok((stats.thread_instructions, secs))
+    Ok((stats.thread_instructions, stats.warp_instructions, secs))
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (mut repeat, mut top, mut racecheck) = (1usize, 10usize, true);
+    let mut only: Option<String> = None;
     let mut pos = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -192,11 +195,14 @@ fn main() -> ExitCode {
             "--repeat" => repeat = it.next().and_then(|v| v.parse().ok()).unwrap_or(1),
             "--top" => top = it.next().and_then(|v| v.parse().ok()).unwrap_or(10),
             "--no-racecheck" => racecheck = false,
+            "--only" => only = it.next().cloned(),
             _ => pos.push(a.clone()),
         }
     }
     let [replay, ptx_dir] = pos.as_slice() else {
-        eprintln!("usage: emu_rate REPLAY PTX_DIR [--repeat N] [--top K] [--no-racecheck]");
+        eprintln!(
+            "usage: emu_rate REPLAY PTX_DIR [--repeat N] [--top K] [--no-racecheck] [--only SUBSTRING]"
+        );
         return ExitCode::from(2);
     };
     let launches = match std::fs::read(replay)
@@ -230,18 +236,22 @@ fn main() -> ExitCode {
             }
         };
     }
-    let mut per: BTreeMap<&str, (u64, f64)> = BTreeMap::new();
+    let mut per: BTreeMap<&str, (u64, u64, f64)> = BTreeMap::new();
     let mut rounds: Vec<(u64, f64)> = Vec::new();
     for _ in 0..repeat {
         let (mut insts, mut secs) = (0u64, 0f64);
-        for l in &launches {
+        for l in launches
+            .iter()
+            .filter(|l| only.as_ref().is_none_or(|o| l.entry.contains(o.as_str())))
+        {
             match run_one(l, &modules[&l.family], racecheck) {
-                Ok((n, s)) => {
+                Ok((n, wn, s)) => {
                     insts += n;
                     secs += s;
                     let e = per.entry(&l.entry).or_default();
                     e.0 += n;
-                    e.1 += s;
+                    e.1 += wn;
+                    e.2 += s;
                 }
                 Err(e) => {
                     eprintln!("emu_rate: {e}");
@@ -252,9 +262,14 @@ fn main() -> ExitCode {
         rounds.push((insts, secs));
     }
     let mut ranked: Vec<_> = per.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.1.total_cmp(&a.1.1));
-    for (k, (n, s)) in ranked.iter().take(top) {
-        println!("{k:<40} {n:>14} {s:>10.4} s {:>12.0} /s", *n as f64 / s);
+    ranked.sort_by(|a, b| b.1.2.total_cmp(&a.1.2));
+    for (k, (n, wn, s)) in ranked.iter().take(top) {
+        println!(
+            "{k:<40} {n:>14} {s:>10.4} s {:>12.0} /s {:>5.1} lanes {:>6.1} ns/warp-inst",
+            *n as f64 / s,
+            *n as f64 / (*wn).max(1) as f64,
+            s * 1e9 / (*wn).max(1) as f64
+        );
     }
     // The fastest round: the least disturbed by other work on a shared machine.
     let &(insts, secs) = rounds
