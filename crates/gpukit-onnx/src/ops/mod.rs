@@ -1,0 +1,166 @@
+//! The ONNX ops gpukit runs: one [`OpSpec`] per op (its attributes, a load-time check
+//! and the function that runs it through the tensor API). Families: `math`
+//! (elementwise, comparisons, logic, casts), `shape` (shape, movement and glue ops),
+//! `nn` (matmul, convolution, pooling, normalisation, reductions, indexing).
+
+mod math;
+mod nn;
+mod shape;
+
+use gpukit_core::{DType, Kit};
+use gpukit_tensor::Tensor;
+
+use crate::attrs::Attrs;
+use crate::elem::ElemType;
+use crate::error::{OpError, OpResult};
+use crate::value::Value;
+
+/// What an op sees when it runs.
+pub(crate) struct Ctx<'a> {
+    pub kit: &'a Kit,
+    pub attrs: &'a Attrs,
+    /// The opset version of the default domain (ops whose signature changed read it).
+    pub opset: i64,
+    /// How many outputs the node lists (optional trailing outputs may be asked for).
+    pub nout: usize,
+}
+
+/// Runs an op on its inputs (`None`: an absent optional input).
+pub(crate) type RunFn = fn(&Ctx<'_>, &[Option<Value>]) -> OpResult<Vec<Value>>;
+/// Checks a node's attributes at load time: (attributes, opset, inputs, outputs).
+pub(crate) type CheckFn = fn(&Attrs, i64, usize, usize) -> OpResult<()>;
+
+/// One supported op.
+pub(crate) struct OpSpec {
+    pub name: &'static str,
+    /// Every attribute the op understands; any other is refused at load time.
+    pub attrs: &'static [&'static str],
+    pub max_inputs: usize,
+    pub check: Option<CheckFn>,
+    pub run: RunFn,
+}
+
+impl std::fmt::Debug for OpSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// The spec of `op`, or `None` when gpukit does not run it.
+pub(crate) fn spec(op: &str) -> Option<&'static OpSpec> {
+    math::SPECS
+        .iter()
+        .chain(shape::SPECS)
+        .chain(nn::SPECS)
+        .find(|s| s.name == op)
+}
+
+/// Every op gpukit runs, sorted by name.
+pub(crate) fn supported() -> Vec<&'static str> {
+    let mut v: Vec<&str> = math::SPECS
+        .iter()
+        .chain(shape::SPECS)
+        .chain(nn::SPECS)
+        .map(|s| s.name)
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+// ---- helpers shared by the families ------------------------------------------------
+
+/// Input `i`, which the op requires.
+pub(crate) fn req(x: &[Option<Value>], i: usize) -> OpResult<&Value> {
+    x.get(i)
+        .and_then(Option::as_ref)
+        .ok_or_else(|| OpError::Invalid(format!("input {i} is required")))
+}
+
+/// Optional input `i`.
+pub(crate) fn opt(x: &[Option<Value>], i: usize) -> Option<&Value> {
+    x.get(i).and_then(Option::as_ref)
+}
+
+/// A value of the tensor's dtype.
+pub(crate) fn val(t: Tensor) -> Value {
+    Value::new(t)
+}
+
+/// A bool value from an op's 0/1 i32 mask.
+pub(crate) fn boolv(t: Tensor) -> OpResult<Value> {
+    Ok(Value::bool_mask(t)?)
+}
+
+/// A result of the same ONNX type as `like` (bool stays bool).
+pub(crate) fn same(like: &Value, t: Tensor) -> Value {
+    if like.ty == ElemType::Bool && t.dtype() == DType::I32 {
+        Value {
+            t,
+            ty: ElemType::Bool,
+        }
+    } else {
+        Value::new(t)
+    }
+}
+
+/// An integer operand's values on the host (axes, shapes, pads, repeats, indices).
+pub(crate) fn host_ints(v: &Value, what: &str) -> OpResult<Vec<i64>> {
+    if v.ty.is_float() {
+        return Err(OpError::Invalid(format!(
+            "{what} must be an integer tensor, got {}",
+            v.ty
+        )));
+    }
+    Ok(v.t.to_dtype(DType::I64)?.to_vec::<i64>()?)
+}
+
+/// A one-element operand as f64 (exact for every dtype gpukit has but i64 beyond 2^53).
+pub(crate) fn host_scalar(v: &Value, what: &str) -> OpResult<f64> {
+    if v.t.numel() != 1 {
+        return Err(OpError::Invalid(format!(
+            "{what} must have one element, it has dims {:?}",
+            v.t.dims()
+        )));
+    }
+    Ok(v.t.to_dtype(DType::F64)?.to_vec::<f64>()?[0])
+}
+
+/// ONNX's axis: negative counts from the end; out of `[-rank, rank)` is an error.
+pub(crate) fn norm_axis(axis: i64, rank: usize) -> OpResult<usize> {
+    let r = rank as i64;
+    if axis < -r || axis >= r {
+        return Err(OpError::Invalid(format!(
+            "axis {axis} out of range for rank {rank}"
+        )));
+    }
+    Ok(if axis < 0 { axis + r } else { axis } as usize)
+}
+
+/// Non-negative sizes from ints.
+pub(crate) fn sizes(v: &[i64], what: &str) -> OpResult<Vec<usize>> {
+    v.iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| OpError::Invalid(format!("{what}: negative value {d}")))
+        })
+        .collect()
+}
+
+/// An enumerated string attribute's check: `Unsupported` names the value.
+pub(crate) fn one_of(attrs: &Attrs, key: &str, default: &str, allowed: &[&str]) -> OpResult<()> {
+    let v = attrs.string(key, default)?;
+    if allowed.contains(&v.as_str()) {
+        Ok(())
+    } else {
+        Err(OpError::Unsupported(format!("{key} = \"{v}\"")))
+    }
+}
+
+/// The dims as i64 (for reshape).
+pub(crate) fn dims_i64(d: &[usize]) -> Vec<i64> {
+    d.iter().map(|&x| x as i64).collect()
+}
+
+/// Every supported op name (for docs and the CLI).
+pub fn supported_ops() -> Vec<&'static str> {
+    supported()
+}

@@ -1,0 +1,330 @@
+//! Planning and running a model on a kit: initializers uploaded once, constant
+//! subgraphs folded once, each intermediate value released after its last reader.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Instant;
+
+use gpukit_core::{DType, Kit};
+use gpukit_ops::CmpOp;
+use gpukit_tensor::Tensor;
+
+use crate::elem::ElemType;
+use crate::error::{OnnxError, OpError, Result};
+use crate::model::{Dim, Model, Node};
+use crate::ops::Ctx;
+use crate::value::Value;
+
+/// Time spent in one op type during profiled runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpTime {
+    /// Node executions.
+    pub calls: u64,
+    /// Wall time, the device synchronised after each node.
+    pub seconds: f64,
+}
+
+/// A model planned on a kit: run it as often as needed; each run reuses the plan, the
+/// uploaded initializers and the folded constants.
+pub struct Session<'m> {
+    model: &'m Model,
+    kit: Kit,
+    /// Values known before any run: initializers (not overridable) and folded nodes.
+    consts: HashMap<usize, Value>,
+    /// Initializers that are also graph inputs: defaults a run may replace.
+    defaults: HashMap<usize, Value>,
+    /// The nodes left to run (indices into the model's nodes), in order.
+    run_list: Vec<usize>,
+    /// Per value id: the position in `run_list` of its last reader (`usize::MAX`: a
+    /// graph output or never read, kept to the end).
+    last_use: Vec<usize>,
+    profile: Option<BTreeMap<String, OpTime>>,
+}
+
+impl std::fmt::Debug for Session<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("nodes_to_run", &self.run_list.len())
+            .field("constants", &self.consts.len())
+            .finish()
+    }
+}
+
+fn node_err(n: &Node, e: OpError) -> OnnxError {
+    let what = match e {
+        OpError::Unsupported(w) => format!("unsupported: {w}"),
+        OpError::Invalid(w) => w,
+        OpError::Core(e) => e.to_string(),
+    };
+    OnnxError::Node {
+        node: n.name.clone(),
+        op: n.op.clone(),
+        what,
+    }
+}
+
+/// Runs one node on its inputs.
+fn exec(kit: &Kit, n: &Node, xs: &[Option<Value>]) -> Result<Vec<Value>> {
+    let ctx = Ctx {
+        kit,
+        attrs: &n.attrs,
+        opset: n.opset,
+        nout: n.outputs.len(),
+    };
+    let outs = (n.spec.run)(&ctx, xs).map_err(|e| node_err(n, e))?;
+    let wanted = n
+        .outputs
+        .iter()
+        .rposition(Option::is_some)
+        .map_or(0, |p| p + 1);
+    if outs.len() < wanted {
+        return Err(node_err(
+            n,
+            OpError::Invalid(format!(
+                "the op gave {} outputs, the node asks for {wanted}",
+                outs.len()
+            )),
+        ));
+    }
+    Ok(outs)
+}
+
+impl<'m> Session<'m> {
+    /// Plans `model` on `kit`: uploads the initializers and runs every node whose
+    /// inputs are all constant (folding), so that [`Session::run`] runs only the rest.
+    ///
+    /// Errors: a folded node's failure ([`OnnxError::Node`], naming it), and upload
+    /// errors of the kit.
+    pub fn new(model: &'m Model, kit: &Kit) -> Result<Session<'m>> {
+        let input_ids: HashMap<usize, ()> = model.inputs.iter().map(|(id, _)| (*id, ())).collect();
+        let mut consts = HashMap::new();
+        let mut defaults = HashMap::new();
+        for (id, h) in &model.initializers {
+            let v = Value {
+                t: h.to_tensor(kit)?,
+                ty: h.ty,
+            };
+            if input_ids.contains_key(id) {
+                defaults.insert(*id, v);
+            } else {
+                consts.insert(*id, v);
+            }
+        }
+        let mut run_list = Vec::new();
+        for (i, n) in model.nodes.iter().enumerate() {
+            let foldable = n.inputs.iter().flatten().all(|id| consts.contains_key(id));
+            if !foldable {
+                run_list.push(i);
+                continue;
+            }
+            let xs: Vec<Option<Value>> = n
+                .inputs
+                .iter()
+                .map(|i| i.map(|id| consts[&id].clone()))
+                .collect();
+            let outs = exec(kit, n, &xs)?;
+            for (o, v) in n.outputs.iter().zip(outs) {
+                if let Some(id) = o {
+                    consts.insert(*id, v);
+                }
+            }
+        }
+        let mut last_use = vec![0usize; model.names.len()];
+        for (pos, &i) in run_list.iter().enumerate() {
+            for id in model.nodes[i].inputs.iter().flatten() {
+                last_use[*id] = pos;
+            }
+        }
+        for (id, _) in &model.outputs {
+            last_use[*id] = usize::MAX;
+        }
+        Ok(Session {
+            model,
+            kit: kit.clone(),
+            consts,
+            defaults,
+            run_list,
+            last_use,
+            profile: None,
+        })
+    }
+
+    /// The kit the session runs on.
+    pub fn kit(&self) -> &Kit {
+        &self.kit
+    }
+
+    /// The number of nodes each run executes (the others were folded at plan time).
+    pub fn nodes_per_run(&self) -> usize {
+        self.run_list.len()
+    }
+
+    /// Turns per-op timing on (the device is synchronised after every node, so runs
+    /// are slower) or off; [`Session::profile`] reads the totals.
+    pub fn set_profiling(&mut self, on: bool) {
+        self.profile = on.then(BTreeMap::new);
+    }
+
+    /// Per-op totals of the profiled runs so far (`None` when profiling is off).
+    pub fn profile(&self) -> Option<&BTreeMap<String, OpTime>> {
+        self.profile.as_ref()
+    }
+
+    /// Runs the model on `inputs` (graph input name, tensor) and returns the graph
+    /// outputs in the model's order. A `bool` input is given as any integer tensor
+    /// (nonzero is true); every other input must have its type's dtype and the
+    /// declared dims (named dims must agree across inputs).
+    ///
+    /// Errors: [`OnnxError::Input`] naming a missing, unknown or mismatched input;
+    /// [`OnnxError::Node`] naming the node that failed (shapes that do not fit its op,
+    /// device errors).
+    pub fn run(&mut self, inputs: &[(&str, &Tensor)]) -> Result<Vec<Value>> {
+        let model = self.model;
+        let mut slots: Vec<Option<Value>> = vec![None; model.names.len()];
+        for (id, v) in &self.consts {
+            slots[*id] = Some(v.clone());
+        }
+        let mut given: HashMap<&str, &Tensor> = HashMap::new();
+        for (name, t) in inputs {
+            if given.insert(name, t).is_some() {
+                return Err(input_err(name, "given twice"));
+            }
+            if !model.inputs.iter().any(|(_, i)| i.name == *name) {
+                return Err(input_err(name, "the model has no such input"));
+            }
+        }
+        let mut sizes: HashMap<&str, usize> = HashMap::new();
+        for (id, info) in &model.inputs {
+            let v = match given.get(info.name.as_str()) {
+                Some(t) => {
+                    if t.kit().info().backend != self.kit.info().backend {
+                        return Err(input_err(
+                            &info.name,
+                            "the tensor lives on another device than the session",
+                        ));
+                    }
+                    if let Some(dims) = &info.dims {
+                        check_dims(&info.name, t.dims(), dims, &mut sizes)?;
+                    }
+                    to_input_value(&info.name, info.ty, t)?
+                }
+                None => match self.defaults.get(id) {
+                    Some(v) => v.clone(),
+                    None => return Err(input_err(&info.name, "missing")),
+                },
+            };
+            slots[*id] = Some(v);
+        }
+        for (pos, &i) in self.run_list.iter().enumerate() {
+            let n = &model.nodes[i];
+            let xs: Vec<Option<Value>> = n
+                .inputs
+                .iter()
+                .map(|i| i.and_then(|id| slots[id].clone()))
+                .collect();
+            let t0 = self.profile.is_some().then(Instant::now);
+            let outs = exec(&self.kit, n, &xs)?;
+            drop(xs);
+            if let (Some(t0), Some(p)) = (t0, self.profile.as_mut()) {
+                self.kit.sync()?;
+                let e = p.entry(n.op.clone()).or_default();
+                e.calls += 1;
+                e.seconds += t0.elapsed().as_secs_f64();
+            }
+            for (o, v) in n.outputs.iter().zip(outs) {
+                if let Some(id) = o {
+                    slots[*id] = Some(v);
+                }
+            }
+            for id in n.inputs.iter().flatten() {
+                if self.last_use[*id] == pos && !self.consts.contains_key(id) {
+                    slots[*id] = None;
+                }
+            }
+        }
+        let mut outs = Vec::with_capacity(model.outputs.len());
+        for (id, info) in &model.outputs {
+            let Some(v) = slots[*id].clone() else {
+                return Err(OnnxError::Invalid(format!(
+                    "graph output `{}` was not computed",
+                    info.name
+                )));
+            };
+            if v.ty != info.ty {
+                return Err(OnnxError::Invalid(format!(
+                    "graph output `{}` is {}, the model declares {}",
+                    info.name, v.ty, info.ty
+                )));
+            }
+            outs.push(v);
+        }
+        Ok(outs)
+    }
+}
+
+fn input_err(name: &str, what: &str) -> OnnxError {
+    OnnxError::Input {
+        name: name.to_string(),
+        what: what.to_string(),
+    }
+}
+
+/// Checks an input's dims against the declared ones, binding named dims.
+fn check_dims<'a>(
+    name: &str,
+    got: &[usize],
+    want: &'a [Dim],
+    sizes: &mut HashMap<&'a str, usize>,
+) -> Result<()> {
+    let show = || {
+        let w: Vec<String> = want.iter().map(ToString::to_string).collect();
+        format!("dims {got:?}, the model declares [{}]", w.join(", "))
+    };
+    if got.len() != want.len() {
+        return Err(input_err(name, &show()));
+    }
+    for (g, w) in got.iter().zip(want) {
+        match w {
+            Dim::Fixed(n) if n != g => return Err(input_err(name, &show())),
+            Dim::Symbolic(s) => {
+                if let Some(&prev) = sizes.get(s.as_str())
+                    && prev != *g
+                {
+                    return Err(input_err(
+                        name,
+                        &format!("{}: `{s}` is {prev} in another input", show()),
+                    ));
+                }
+                sizes.insert(s, *g);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// An input tensor as a value of the declared type.
+fn to_input_value(name: &str, ty: ElemType, t: &Tensor) -> Result<Value> {
+    if ty == ElemType::Bool {
+        if t.dtype().is_float() {
+            return Err(input_err(
+                name,
+                &format!(
+                    "a {} tensor for a bool input (give 0/1 integers)",
+                    t.dtype()
+                ),
+            ));
+        }
+        let zero = Tensor::zeros(t.kit(), &[], t.dtype())?;
+        return Ok(Value {
+            t: t.compare_as(CmpOp::Ne, &zero, DType::I32)?,
+            ty,
+        });
+    }
+    if t.dtype() != ty.dtype() {
+        return Err(input_err(
+            name,
+            &format!("a {} tensor, the model takes {}", t.dtype(), ty),
+        ));
+    }
+    Ok(Value { t: t.clone(), ty })
+}
