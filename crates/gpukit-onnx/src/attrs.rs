@@ -79,7 +79,7 @@ pub(crate) fn decode(a: &AttributeProto) -> Result<(String, Attr), String> {
             let t =
                 a.t.as_ref()
                     .ok_or_else(|| format!("tensor attribute `{name}` without a tensor"))?;
-            Attr::Tensor(host::decode(t, None)?)
+            Attr::Tensor(host::decode(t, None).map_err(host::TensorErr::message)?)
         }
         attr_type::FLOATS => Attr::Floats(a.floats.clone()),
         attr_type::INTS => Attr::Ints(a.ints.clone()),

@@ -54,15 +54,54 @@ fn raw_size(ty: ElemType) -> usize {
 /// Decodes `t`. External data is read relative to `dir` (the model's folder; `None`
 /// when the model came from bytes, so external data is an error). Errors are one-line
 /// reasons naming the tensor.
-pub(crate) fn decode(t: &TensorProto, dir: Option<&Path>) -> Result<HostTensor, String> {
+pub(crate) fn decode(t: &TensorProto, dir: Option<&Path>) -> Result<HostTensor, TensorErr> {
     let name = t.name.as_deref().unwrap_or("");
     let code = t.data_type.unwrap_or(0);
     let Some(ty) = ElemType::from_onnx(code) else {
-        return Err(format!(
+        return Err(TensorErr::Unsupported(format!(
             "tensor `{name}` has element type {}, which gpukit does not run",
             onnx_type_name(code)
-        ));
+        )));
     };
+    decode_data(t, name, ty, dir).map_err(TensorErr::Malformed)
+}
+
+/// Why a tensor could not be decoded.
+#[derive(Debug)]
+pub(crate) enum TensorErr {
+    /// An element type gpukit does not run.
+    Unsupported(String),
+    /// Data that does not match the dims, or unreadable external data.
+    Malformed(String),
+}
+
+impl TensorErr {
+    /// The error as the loader reports it, `node` and `op` naming where the tensor is.
+    pub(crate) fn into_onnx(self, node: &str, op: &str) -> crate::OnnxError {
+        match self {
+            TensorErr::Unsupported(what) => crate::OnnxError::Unsupported {
+                node: node.into(),
+                op: op.into(),
+                what,
+            },
+            TensorErr::Malformed(m) => crate::OnnxError::Malformed(m),
+        }
+    }
+
+    /// The one-line reason.
+    pub(crate) fn message(self) -> String {
+        match self {
+            TensorErr::Unsupported(m) | TensorErr::Malformed(m) => m,
+        }
+    }
+}
+
+fn decode_data(
+    t: &TensorProto,
+    name: &str,
+    ty: ElemType,
+    dir: Option<&Path>,
+) -> Result<HostTensor, String> {
     if t.segment.is_some() {
         return Err(format!("tensor `{name}` is segmented (not supported)"));
     }
@@ -223,4 +262,25 @@ fn read_external(
     let mut out = vec![0u8; want];
     f.read_exact(&mut out).map_err(io)?;
     Ok(out)
+}
+
+/// Decodes a serialized `TensorProto` (an ONNX test's `input_0.pb`) and uploads it:
+/// the tensor's name and value.
+///
+/// Errors: [`crate::OnnxError::Malformed`] for bytes that are not a well-formed
+/// tensor (or use external data); [`crate::OnnxError::Unsupported`] for an element
+/// type gpukit does not run; upload errors.
+pub fn read_tensor_proto(bytes: &[u8], kit: &Kit) -> crate::Result<(String, crate::Value)> {
+    use prost::Message;
+    let t = crate::proto::TensorProto::decode(bytes)
+        .map_err(|e| crate::OnnxError::Malformed(e.to_string()))?;
+    let name = t.name.clone().unwrap_or_default();
+    let h = decode(&t, None).map_err(|e| e.into_onnx("(tensor)", &name))?;
+    Ok((
+        name,
+        crate::Value {
+            t: h.to_tensor(kit)?,
+            ty: h.ty,
+        },
+    ))
 }

@@ -36,6 +36,7 @@ mod value;
 
 pub use elem::ElemType;
 pub use error::{OnnxError, Result};
+pub use host::read_tensor_proto;
 pub use model::{Dim, IoInfo, Model};
 pub use ops::supported_ops;
 pub use session::{OpTime, Session};

@@ -13,8 +13,14 @@ use crate::host::{self, HostTensor};
 use crate::ops::{self, OpSpec};
 use crate::proto::{self, DimValue, ModelProto};
 
-/// The opsets of the default domain gpukit reads (ops carry their own version rules).
-const OPSETS: std::ops::RangeInclusive<i64> = 7..=23;
+/// The opsets of the default domain gpukit reads. 28 is the newest of onnx 1.23: the op
+/// changes since 23 add element types gpukit does not run, or attributes and inputs the
+/// specs check. Before opset 7 the ops differ by attributes (`broadcast`,
+/// `consumed_inputs`, Reshape's `shape`, ...), which every spec refuses by name, or by
+/// not broadcasting, which gpukit's broadcasting extends; the ops whose inputs became
+/// attributes or the reverse read the opset (Softmax, Slice, Pad, Split, Squeeze,
+/// Unsqueeze, Clip, TopK, the reductions).
+const OPSETS: std::ops::RangeInclusive<i64> = 1..=28;
 
 /// One dim of a graph input or output as the model declares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,8 +131,10 @@ impl Model {
         }
         // IR version 2 models may omit the import: ONNX then means opset 1, which
         // gpukit does not read.
-        let opset = opset.ok_or_else(|| {
-            OnnxError::Invalid("the model imports no opset of the default domain".into())
+        let opset = opset.ok_or_else(|| OnnxError::Unsupported {
+            node: "(model)".into(),
+            op: "opset".into(),
+            what: "the model imports no opset of the default ONNX domain".into(),
         })?;
         if !OPSETS.contains(&opset) {
             return Err(OnnxError::Unsupported {
@@ -150,17 +158,7 @@ impl Model {
         let mut initializers = Vec::new();
         for t in &graph.initializer {
             let name = t.name.clone().unwrap_or_default();
-            let h = host::decode(t, dir).map_err(|e| {
-                if e.contains("does not run") {
-                    OnnxError::Unsupported {
-                        node: "(initializer)".into(),
-                        op: name.clone(),
-                        what: e,
-                    }
-                } else {
-                    OnnxError::Malformed(e)
-                }
-            })?;
+            let h = host::decode(t, dir).map_err(|e| e.into_onnx("(initializer)", &name))?;
             let id = b.define(&name, "an initializer")?;
             initializers.push((id, h));
         }

@@ -76,7 +76,15 @@ pub(super) static SPECS: &[OpSpec] = &[
     spec("Mul", &[], 2, |_, x| binary(x, BinaryOp::Mul)),
     spec("Div", &[], 2, |_, x| binary(x, BinaryOp::Div)),
     spec("Pow", &[], 2, |_, x| {
-        Ok(vec![val(req(x, 0)?.t.pow(&req(x, 1)?.t)?)])
+        let (b, e) = (req(x, 0)?, req(x, 1)?);
+        if !b.ty.is_float() && e.ty.is_float() {
+            // An integer base with a float exponent (ONNX allows it; the result has
+            // the base's type): computed in f64 and converted back, as the
+            // reference's numpy promotion does.
+            let y = b.t.to_dtype(DType::F64)?.pow(&e.t.to_dtype(DType::F64)?)?;
+            return Ok(vec![val(y.to_dtype(b.t.dtype())?)]);
+        }
+        Ok(vec![val(b.t.pow(&e.t)?)])
     }),
     spec("Sum", &[], usize::MAX, |_, x| variadic(x, "Sum")),
     spec("Mean", &[], usize::MAX, |_, x| variadic(x, "Mean")),
@@ -246,7 +254,8 @@ fn variadic(x: X<'_>, op: &str) -> OpResult<Vec<Value>> {
 
 fn check_cast(a: &Attrs, _: i64, _: usize, _: usize) -> OpResult<()> {
     cast_target(a).map(|_| ())?;
-    one_of(a, "round_mode", "up", &["up"])
+    // round_mode applies to float8e8m0 only, a type gpukit does not run.
+    one_of(a, "round_mode", "up", &["up", "down", "nearest"])
 }
 
 fn cast_target(a: &Attrs) -> OpResult<ElemType> {

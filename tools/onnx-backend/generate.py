@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Writes ONNX's node test cases (the generators the `onnx` package ships in
+onnx/backend/test/case/node) as test data for gpukit-onnx's backend runner.
+
+    generate.py OUT_DIR
+
+One folder per case: model.onnx, test_data_set_0/input_<j>.pb and output_<j>.pb
+(TensorProto), and case.json with the op under test, whether the case is a function
+expansion (`_expanded`), and the case's tolerances (ONNX's backend runner defaults:
+rtol 1e-3, atol 1e-7). Cases whose inputs or outputs are not dense tensors (sequences,
+maps, optionals) are written without data and marked `"skip"` with the reason.
+"""
+import json
+import os
+import re
+import shutil
+import sys
+
+import numpy as np
+import onnx
+from onnx import defs, numpy_helper
+import onnx.backend.test.case.node as node_test
+
+
+def op_names():
+    return sorted({s.name for s in defs.get_all_schemas_with_history() if s.domain in ("", "ai.onnx")})
+
+
+def snake(name):
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def op_of(case, ops):
+    """The op a case tests: its single node's op, else the op whose name (lowercase or
+    snake_case) is the longest prefix of the test name."""
+    nodes = case.model.graph.node
+    stem = case.name[len("test_"):]
+    if len(nodes) == 1 and not case.name.endswith("_expanded") and "_expanded_" not in case.name:
+        return nodes[0].op_type
+    best = None
+    for op in ops:
+        for form in {op.lower(), snake(op)}:
+            if (stem == form or stem.startswith(form + "_")) and (best is None or len(form) > best[0]):
+                best = (len(form), op)
+    if best:
+        return best[1]
+    return nodes[0].op_type if nodes else "?"
+
+
+def is_tensor(vi):
+    return vi.type.HasField("tensor_type")
+
+
+def main():
+    out = sys.argv[1]
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
+    ops = op_names()
+    cases = node_test.collect_testcases()
+    n = 0
+    for case in cases:
+        d = os.path.join(out, case.name)
+        os.makedirs(d)
+        g = case.model.graph
+        info = {
+            "op": op_of(case, ops),
+            "expanded": case.name.endswith("_expanded") or "_expanded_" in case.name,
+            "rtol": case.rtol if case.rtol is not None else 1e-3,
+            "atol": case.atol if case.atol is not None else 1e-7,
+        }
+        with open(os.path.join(d, "model.onnx"), "wb") as f:
+            f.write(case.model.SerializeToString())
+        if not all(is_tensor(v) for v in list(g.input) + list(g.output)):
+            info["skip"] = "inputs or outputs that are not dense tensors (sequence, map, optional)"
+        else:
+            for i, (inputs, outputs) in enumerate(case.data_sets or []):
+                ds = os.path.join(d, f"test_data_set_{i}")
+                os.makedirs(ds)
+                for j, x in enumerate(inputs):
+                    t = x if isinstance(x, onnx.TensorProto) else numpy_helper.from_array(np.asarray(x), g.input[j].name)
+                    with open(os.path.join(ds, f"input_{j}.pb"), "wb") as f:
+                        f.write(t.SerializeToString())
+                for j, y in enumerate(outputs):
+                    t = y if isinstance(y, onnx.TensorProto) else numpy_helper.from_array(np.asarray(y), g.output[j].name)
+                    with open(os.path.join(ds, f"output_{j}.pb"), "wb") as f:
+                        f.write(t.SerializeToString())
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump(info, f, sort_keys=True)
+        n += 1
+    print(f"{n} node test cases written to {out} (onnx {onnx.__version__})")
+
+
+if __name__ == "__main__":
+    main()
