@@ -451,7 +451,7 @@ fn attention(c: &Ctx<'_>, x: X<'_>) -> OpResult<Vec<Value>> {
         }
         let h = a.int(key, 0)?;
         let d = t.dims();
-        if t.rank() != 3 || h <= 0 || d[2] % h as usize != 0 {
+        if t.rank() != 3 || h <= 0 || !d[2].is_multiple_of(h as usize) {
             return Err(OpError::Invalid(format!(
                 "3-D input of dims {d:?} with {key} = {h}"
             )));
