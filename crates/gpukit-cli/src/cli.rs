@@ -72,6 +72,13 @@ pub(crate) enum Command {
     /// kernel of the ABI table with its launches and result. Exit code 1 on a fault, a
     /// mismatch or a kernel never launched.
     EmuCheck(CheckArgs),
+    /// Run an ONNX model file and print (or save) its outputs
+    ///
+    /// Loads and checks MODEL (an unsupported op is an error naming the node), plans it
+    /// on --device, reads each graph input from a .npy file, runs it and prints each
+    /// output's name, type, dims and a summary. Exit code 1 with a one-line reason on
+    /// any error.
+    Onnx(OnnxArgs),
     /// Print a shell completion script on stdout
     ///
     /// For example `gpukit completions bash >
@@ -92,6 +99,26 @@ pub(crate) struct CheckArgs {
     /// `sum f32`); an error when none does
     #[arg(long, value_name = "TEXT")]
     pub(crate) filter: Option<String>,
+}
+
+/// Options of `onnx`.
+#[derive(Debug, Args)]
+pub(crate) struct OnnxArgs {
+    /// The .onnx model file (external tensor data is read from beside it)
+    #[arg(value_name = "MODEL.onnx")]
+    pub(crate) model: std::path::PathBuf,
+    /// A graph input: NAME=FILE.npy (the array's dtype must be the input's type; a
+    /// bool input also takes integer 0/1 arrays); repeat for each input
+    #[arg(long = "input", value_name = "NAME=FILE.npy")]
+    pub(crate) inputs: Vec<String>,
+    /// Write every graph output to DIR/<output name>.npy (numpy's format, the output's
+    /// own dtype; characters other than letters, digits, `.`, `-` and `_` become `_`)
+    #[arg(long, value_name = "DIR")]
+    pub(crate) output_dir: Option<std::path::PathBuf>,
+    /// Time each op type (the device synchronised after each node) and each kernel,
+    /// and print both tables
+    #[arg(long)]
+    pub(crate) profile: bool,
 }
 
 /// Options of `bench`.

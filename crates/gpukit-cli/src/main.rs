@@ -1,5 +1,5 @@
-//! The `gpukit` command: `devices`, `selftest`, `bench`, `profile`, `emu-check` and
-//! `completions`. With no command it runs `devices` then `selftest` on built-in random
+//! The `gpukit` command: `devices`, `selftest`, `bench`, `profile`, `emu-check`, `onnx`
+//! and `completions`. With no command it runs `devices` then `selftest` on built-in random
 //! inputs. `gpukit --help` and `gpukit <command> --help` say the rest.
 
 use std::io::Write;
@@ -36,6 +36,7 @@ mod counters;
 mod devices;
 #[cfg(feature = "ptx-emu")]
 mod large;
+mod onnx;
 mod progress;
 
 use cli::{Cli, Command, Global};
@@ -125,6 +126,7 @@ fn run(cli: Cli) -> ExitCode {
         Some(Command::Devices) => devices::devices(g),
         Some(Command::EmuCheck(c)) => checks::emu_check(g, c),
         Some(Command::Completions { shell }) => completions(*shell),
+        Some(Command::Onnx(a)) => onnx::onnx(g, a),
         Some(Command::Selftest(c)) => with_kit(g, |kit| Ok(checks::selftest(g, c, kit))),
         Some(Command::Bench(b)) => with_kit(g, |kit| bench::bench(g, b, kit)),
         #[cfg(feature = "ptx-emu")]

@@ -15,6 +15,8 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 #[derive(Debug, PartialEq)]
 struct Header {
     dtype: DType,
+    /// numpy's `bool` (`|b1`): one byte per element, read as i32 0/1.
+    bool_: bool,
     big_endian: bool,
     fortran: bool,
     shape: Vec<usize>,
@@ -141,6 +143,16 @@ fn parse_header(bytes: &[u8]) -> std::result::Result<Header, String> {
     let Some(Lit::Tuple(shape)) = get("shape") else {
         return Err("no 'shape' tuple in the header".into());
     };
+    if descr == "|b1" {
+        return Ok(Header {
+            dtype: DType::I32,
+            bool_: true,
+            big_endian: false,
+            fortran: *fortran,
+            shape: shape.clone(),
+            data_start: at + len,
+        });
+    }
     let (order, code) = descr.split_at(descr.len().min(1));
     let big_endian = match order {
         "<" => false,
@@ -157,12 +169,13 @@ fn parse_header(bytes: &[u8]) -> std::result::Result<Header, String> {
         _ => {
             return Err(format!(
                 "dtype '{descr}' is not supported (f2, f4, f8, i4, i8: gpukit's f16, f32, \
-                 f64, i32, i64)"
+                 f64, i32, i64; b1 as i32 0/1)"
             ));
         }
     };
     Ok(Header {
         dtype,
+        bool_: false,
         big_endian,
         fortran: *fortran,
         shape: shape.clone(),
@@ -175,7 +188,13 @@ fn load_image(kit: &Kit, bytes: &[u8], what: &str, path: &Path) -> Result<Tensor
     let h = parse_header(bytes).map_err(|e| io_err(path, format!("{what}: {e}")))?;
     let data = &bytes[h.data_start.min(bytes.len())..];
     let owned;
-    let data = if h.big_endian {
+    let data = if h.bool_ {
+        owned = data
+            .iter()
+            .flat_map(|&b| i32::from(b != 0).to_le_bytes())
+            .collect::<Vec<u8>>();
+        &owned[..]
+    } else if h.big_endian {
         let mut v = data.to_vec();
         for e in v.chunks_exact_mut(h.dtype.size()) {
             e.reverse();
@@ -195,8 +214,8 @@ fn load_image(kit: &Kit, bytes: &[u8], what: &str, path: &Path) -> Result<Tensor
     t.permute(&perm)?.contiguous()
 }
 
-/// Reads a `.npy` file (little- or big-endian f16/f32/f64/i32/i64, C or Fortran order)
-/// into a contiguous tensor on `kit`.
+/// Reads a `.npy` file (little- or big-endian f16/f32/f64/i32/i64, C or Fortran order;
+/// numpy's `bool` as an i32 tensor of 0/1) into a contiguous tensor on `kit`.
 ///
 /// Errors: [`Error::Io`] naming the file when it cannot be read, is not a `.npy` file,
 /// or holds a dtype gpukit does not have; [`Error::Length`] when the data does not
@@ -230,7 +249,6 @@ pub fn read_npz(kit: &Kit, path: impl AsRef<Path>) -> Result<BTreeMap<String, Te
 /// Errors: [`Error::InvalidArgument`] for bf16, which `.npy` has no dtype for; download
 /// errors; [`Error::Io`] naming the file when it cannot be written.
 pub fn write_npy(path: impl AsRef<Path>, t: &Tensor) -> Result<()> {
-    let path = path.as_ref();
     let descr = match t.dtype() {
         DType::F16 => "<f2",
         DType::F32 => "<f4",
@@ -245,6 +263,28 @@ pub fn write_npy(path: impl AsRef<Path>, t: &Tensor) -> Result<()> {
             });
         }
     };
+    write_image(path.as_ref(), t, descr, &download_le(t)?)
+}
+
+/// Writes an integer tensor as numpy's `bool` (`|b1`): nonzero elements are `True`.
+///
+/// Errors: [`Error::DType`] for a float tensor; download errors; [`Error::Io`] naming
+/// the file when it cannot be written.
+pub fn write_npy_bool(path: impl AsRef<Path>, t: &Tensor) -> Result<()> {
+    if t.dtype().is_float() {
+        return Err(Error::DType {
+            op: "write_npy_bool".into(),
+            expected: "an integer dtype (0/1 flags)".into(),
+            got: t.dtype(),
+        });
+    }
+    let v = t.to_dtype(DType::I64)?.contiguous()?.to_vec::<i64>()?;
+    let bytes: Vec<u8> = v.iter().map(|&x| u8::from(x != 0)).collect();
+    write_image(path.as_ref(), t, "|b1", &bytes)
+}
+
+/// Writes a version 1.0 `.npy` image of `t`'s dims with dtype `descr` and `data`.
+fn write_image(path: &Path, t: &Tensor, descr: &str, data: &[u8]) -> Result<()> {
     let shape = match t.dims() {
         [d] => format!("({d},)"),
         dims => format!(
@@ -270,7 +310,7 @@ pub fn write_npy(path: impl AsRef<Path>, t: &Tensor) -> Result<()> {
     bytes.extend_from_slice(&[1, 0]);
     bytes.extend_from_slice(&len.to_le_bytes());
     bytes.extend_from_slice(header.as_bytes());
-    bytes.extend_from_slice(&download_le(t)?);
+    bytes.extend_from_slice(data);
     std::fs::write(path, bytes).map_err(|e| io_err(path, e))
 }
 
