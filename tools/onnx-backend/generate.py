@@ -6,7 +6,8 @@ onnx/backend/test/case/node) as test data for gpukit-onnx's backend runner.
 
 One folder per case: model.onnx, test_data_set_0/input_<j>.pb and output_<j>.pb
 (TensorProto), and case.json with the op under test, whether the case is a function
-expansion (`_expanded`), and the case's tolerances (ONNX's backend runner defaults:
+expansion (`_expanded`), whether every element type it touches is one gpukit runs
+(`gpukit_types`), and the case's tolerances (ONNX's backend runner defaults:
 rtol 1e-3, atol 1e-7). Cases whose inputs or outputs are not dense tensors (sequences,
 maps, optionals) are written without data and marked `"skip"` with the reason.
 """
@@ -51,6 +52,27 @@ def is_tensor(vi):
     return vi.type.HasField("tensor_type")
 
 
+# The element types gpukit runs: float, int32, int64, bool, float16, double, bfloat16.
+GPUKIT_TYPES = {1, 6, 7, 9, 10, 11, 16}
+
+
+def gpukit_types(g):
+    """Whether every element type the case touches (graph inputs and outputs,
+    initializers, Cast targets, Constant values) is one gpukit runs."""
+    types = set()
+    for v in list(g.input) + list(g.output):
+        if v.type.HasField("tensor_type"):
+            types.add(v.type.tensor_type.elem_type)
+    types.update(t.data_type for t in g.initializer)
+    for n in g.node:
+        for a in n.attribute:
+            if n.op_type == "Cast" and a.name == "to":
+                types.add(a.i)
+            if a.type == onnx.AttributeProto.TENSOR:
+                types.add(a.t.data_type)
+    return types <= GPUKIT_TYPES
+
+
 def main():
     out = sys.argv[1]
     if os.path.exists(out):
@@ -68,6 +90,7 @@ def main():
             "expanded": case.name.endswith("_expanded") or "_expanded_" in case.name,
             "rtol": case.rtol if case.rtol is not None else 1e-3,
             "atol": case.atol if case.atol is not None else 1e-7,
+            "gpukit_types": gpukit_types(g),
         }
         with open(os.path.join(d, "model.onnx"), "wb") as f:
             f.write(case.model.SerializeToString())

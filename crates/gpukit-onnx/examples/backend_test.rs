@@ -14,7 +14,8 @@
 //! Prints one row per op (cases, passed, failed, unsupported) and the totals. A case
 //! counts as passed only when it passes on every device. Exit status 1 when the
 //! devices disagree on any case's bits, or when fewer than `--min-pass-rate` of the
-//! cases of supported ops (not function expansions) pass.
+//! cases of supported ops (not function expansions) whose element types are all
+//! gpukit's (f32, f64, f16, bf16, i32, i64, bool) pass.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,6 +40,8 @@ struct Case {
     expanded: bool,
     rtol: f64,
     atol: f64,
+    /// Every element type the case touches is one gpukit runs.
+    gpukit_types: bool,
     skip: Option<String>,
 }
 
@@ -62,6 +65,7 @@ fn read_case(dir: &Path) -> Option<Case> {
         expanded: field("expanded")? == "true",
         rtol: field("rtol")?.parse().ok()?,
         atol: field("atol")?.parse().ok()?,
+        gpukit_types: field("gpukit_types")? == "true",
         skip: field("skip"),
     })
 }
@@ -202,6 +206,67 @@ fn run_case(c: &Case, model: &Model, kit: &Kit) -> Outcome {
     Outcome::Pass(all)
 }
 
+/// A case's verdict over every device.
+#[derive(Clone, Copy, PartialEq)]
+enum Verdict {
+    Pass,
+    Fail,
+    Unsupported,
+}
+
+/// Runs one case on every device: the verdict and its reason; a pass on every device
+/// with different bits is pushed to `mismatches`.
+fn judge(
+    c: &Case,
+    kits: &[Kit],
+    devices: &[String],
+    mismatches: &mut Vec<String>,
+) -> (Verdict, String) {
+    if let Some(why) = &c.skip {
+        return (Verdict::Unsupported, why.clone());
+    }
+    let model = match Model::load(c.dir.join("model.onnx")) {
+        Ok(m) => m,
+        Err(e) => {
+            return match classify(e) {
+                Outcome::Unsupported(w) => (Verdict::Unsupported, w),
+                Outcome::Fail(w) => (Verdict::Fail, format!("(load) {w}")),
+                Outcome::Pass(_) => unreachable!("classify never passes"),
+            };
+        }
+    };
+    let results: Vec<(&String, Outcome)> = kits
+        .iter()
+        .zip(devices)
+        .map(|(kit, dev)| (dev, run_case(c, &model, kit)))
+        .collect();
+    let mut verdict = (Verdict::Pass, String::new());
+    for (dev, r) in &results {
+        match r {
+            Outcome::Pass(_) => {}
+            Outcome::Unsupported(w) if verdict.0 == Verdict::Pass => {
+                verdict = (Verdict::Unsupported, format!("{dev}: {w}"));
+            }
+            Outcome::Fail(w) if verdict.0 != Verdict::Fail => {
+                verdict = (Verdict::Fail, format!("{dev}: {w}"));
+            }
+            _ => {}
+        }
+    }
+    if verdict.0 == Verdict::Pass
+        && let Some((first_dev, Outcome::Pass(first))) = results.first()
+    {
+        for (dev, r) in &results[1..] {
+            if let Outcome::Pass(b) = r
+                && b != first
+            {
+                mismatches.push(format!("{}: {first_dev} and {dev} differ", c.name));
+            }
+        }
+    }
+    verdict
+}
+
 #[derive(Default)]
 struct Tally {
     cases: usize,
@@ -255,6 +320,8 @@ fn main() -> ExitCode {
     let supported: Vec<&str> = gpukit_onnx::supported_ops();
     let started = Instant::now();
     let mut per_op: BTreeMap<(bool, String), Tally> = BTreeMap::new();
+    // Cases of supported ops whose element types are all gpukit's.
+    let mut typed = Tally::default();
     let mut lines = Vec::new();
     let mut mismatches = Vec::new();
     for d in dirs {
@@ -265,73 +332,24 @@ fn main() -> ExitCode {
         {
             continue;
         }
+        let (verdict, why) = judge(&c, &kits, &devices, &mut mismatches);
         let t = per_op.entry((c.expanded, c.op.clone())).or_default();
-        t.cases += 1;
-        if let Some(why) = &c.skip {
-            t.unsupported += 1;
-            lines.push(format!("UNSUPPORTED {}: {why}", c.name));
-            continue;
-        }
-        let model = match Model::load(c.dir.join("model.onnx")) {
-            Ok(m) => m,
-            Err(e) => {
-                match classify(e) {
-                    Outcome::Unsupported(w) => {
-                        t.unsupported += 1;
-                        lines.push(format!("UNSUPPORTED {}: {w}", c.name));
-                    }
-                    Outcome::Fail(w) => {
-                        t.fail += 1;
-                        lines.push(format!("FAIL {} (load): {w}", c.name));
-                    }
-                    Outcome::Pass(_) => unreachable!("classify never passes"),
-                }
-                continue;
-            }
-        };
-        let mut results = Vec::new();
-        for (kit, dev) in kits.iter().zip(&devices) {
-            results.push((dev, run_case(&c, &model, kit)));
-        }
-        let mut verdict = "PASS";
-        let mut why = String::new();
-        for (dev, r) in &results {
-            match r {
-                Outcome::Pass(_) => {}
-                Outcome::Unsupported(w) if verdict == "PASS" => {
-                    verdict = "UNSUPPORTED";
-                    why = format!("{dev}: {w}");
-                }
-                Outcome::Fail(w) if verdict != "FAIL" => {
-                    verdict = "FAIL";
-                    why = format!("{dev}: {w}");
-                }
-                _ => {}
-            }
-        }
-        if verdict == "PASS" {
-            let first = match &results[0].1 {
-                Outcome::Pass(b) => b,
-                _ => unreachable!("every device passed"),
-            };
-            for (dev, r) in &results[1..] {
-                if let Outcome::Pass(b) = r
-                    && b != first
-                {
-                    mismatches.push(format!("{}: {} and {dev} differ", c.name, results[0].0));
-                }
+        let counted = !c.expanded && c.gpukit_types && supported.contains(&c.op.as_str());
+        for tally in [Some(t), counted.then_some(&mut typed)]
+            .into_iter()
+            .flatten()
+        {
+            tally.cases += 1;
+            match verdict {
+                Verdict::Pass => tally.pass += 1,
+                Verdict::Fail => tally.fail += 1,
+                Verdict::Unsupported => tally.unsupported += 1,
             }
         }
         match verdict {
-            "PASS" => t.pass += 1,
-            "FAIL" => {
-                t.fail += 1;
-                lines.push(format!("FAIL {}: {why}", c.name));
-            }
-            _ => {
-                t.unsupported += 1;
-                lines.push(format!("UNSUPPORTED {}: {why}", c.name));
-            }
+            Verdict::Pass => {}
+            Verdict::Fail => lines.push(format!("FAIL {}: {why}", c.name)),
+            Verdict::Unsupported => lines.push(format!("UNSUPPORTED {}: {why}", c.name)),
         }
     }
     // The table.
@@ -365,13 +383,16 @@ fn main() -> ExitCode {
             add(&mut sup);
         }
     }
-    let rate = if sup.cases == 0 {
-        1.0
-    } else {
-        sup.pass as f64 / sup.cases as f64
+    let ratio = |t: &Tally| {
+        if t.cases == 0 {
+            1.0
+        } else {
+            t.pass as f64 / t.cases as f64
+        }
     };
+    let (rate, typed_rate) = (ratio(&sup), ratio(&typed));
     let summary = format!(
-        "devices {}: {} cases in {:.0} s; supported ops (bold): {} of {} pass ({:.1}%), {} fail, {} unsupported; function expansions: {} of {} pass; all: {} pass, {} fail, {} unsupported; cross-device bit mismatches: {}",
+        "devices {}: {} cases in {:.0} s; supported ops (bold): {} of {} pass ({:.1}%), {} fail, {} unsupported; of those in gpukit's element types: {} of {} pass ({:.1}%), {} fail, {} unsupported; function expansions: {} of {} pass; all: {} pass, {} fail, {} unsupported; cross-device bit mismatches: {}",
         devices.join(", "),
         total.cases,
         started.elapsed().as_secs_f64(),
@@ -380,6 +401,11 @@ fn main() -> ExitCode {
         100.0 * rate,
         sup.fail,
         sup.unsupported,
+        typed.pass,
+        typed.cases,
+        100.0 * typed_rate,
+        typed.fail,
+        typed.unsupported,
         expanded.pass,
         expanded.cases,
         total.pass,
@@ -404,7 +430,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    if !mismatches.is_empty() || rate < min_rate {
+    if !mismatches.is_empty() || typed_rate < min_rate {
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS

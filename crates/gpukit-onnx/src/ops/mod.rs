@@ -1,8 +1,9 @@
 //! The ONNX ops gpukit runs: one [`OpSpec`] per op (its attributes, a load-time check
 //! and the function that runs it through the tensor API). Families: `math`
 //! (elementwise, comparisons, logic, casts), `shape` (shape, movement and glue ops),
-//! `nn` (matmul, convolution, pooling, normalisation, reductions, indexing).
+//! `nn` (matmul, convolution, pooling, normalisation, reductions, indexing), `attention`.
 
+mod attention;
 mod math;
 mod nn;
 mod shape;

@@ -3,8 +3,8 @@
 
 use gpukit_core::DType;
 use gpukit_tensor::{
-    AttentionOptions, ConvOptions, ConvTransposeOptions, CoordMode, NearestMode, Padding,
-    PoolOptions, ReduceOp, ResizeMode, ResizeOptions, ScatterReduction, Tensor,
+    ConvOptions, ConvTransposeOptions, CoordMode, NearestMode, Padding, PoolOptions, ReduceOp,
+    ResizeMode, ResizeOptions, ScatterReduction, Tensor,
 };
 
 use super::{
@@ -222,7 +222,7 @@ pub(super) static SPECS: &[OpSpec] = &[
             "right_window_size",
         ],
         7,
-        attention,
+        super::attention::attention,
     ),
     spec("ReduceSum", REDUCE_ATTRS, 2, |c, x| {
         reduce(c, x, ReduceOp::Sum)
@@ -425,157 +425,6 @@ pub(super) static SPECS: &[OpSpec] = &[
         )
     },
 ];
-
-/// ONNX Attention (opset 23+): 4-D `[batch, heads, seq, dim]` inputs, or 3-D
-/// `[batch, seq, heads·dim]` with `q_num_heads` / `kv_num_heads`; past key/value
-/// concatenated before the new ones (the `present_*` outputs); an additive or bool mask.
-fn attention(c: &Ctx<'_>, x: X<'_>) -> OpResult<Vec<Value>> {
-    let a = c.attrs;
-    if a.float("softcap", 0.0)? != 0.0 {
-        return Err(OpError::Unsupported("softcap".into()));
-    }
-    if !matches!(a.int("softmax_precision", 0)?, 0 | 1) {
-        return Err(OpError::Unsupported(
-            "softmax_precision other than float".into(),
-        ));
-    }
-    if c.nout > 3 {
-        return Err(OpError::Unsupported("the qk_matmul_output output".into()));
-    }
-    let (q, k, v) = (&req(x, 0)?.t, &req(x, 1)?.t, &req(x, 2)?.t);
-    let three_d = q.rank() == 3;
-    // [b, s, h·d] -> [b, h, s, d]
-    let heads = |t: &Tensor, key: &str| -> OpResult<Tensor> {
-        if !three_d {
-            return Ok(t.clone());
-        }
-        let h = a.int(key, 0)?;
-        let d = t.dims();
-        if t.rank() != 3 || h <= 0 || !d[2].is_multiple_of(h as usize) {
-            return Err(OpError::Invalid(format!(
-                "3-D input of dims {d:?} with {key} = {h}"
-            )));
-        }
-        Ok(
-            t.reshape(&[d[0] as i64, d[1] as i64, h, (d[2] / h as usize) as i64])?
-                .permute(&[0, 2, 1, 3])?,
-        )
-    };
-    let q4 = heads(q, "q_num_heads")?;
-    let mut k4 = heads(k, "kv_num_heads")?;
-    let mut v4 = heads(v, "kv_num_heads")?;
-    match (opt(x, 4), opt(x, 5)) {
-        (Some(pk), Some(pv)) => {
-            k4 = Tensor::concat(&[&pk.t, &k4], 2)?;
-            v4 = Tensor::concat(&[&pv.t, &v4], 2)?;
-        }
-        (None, None) => {}
-        _ => {
-            return Err(OpError::Invalid(
-                "past_key and past_value must be given together".into(),
-            ));
-        }
-    }
-    let past = opt(x, 4).map_or(0, |p| p.t.dims().get(2).copied().unwrap_or(0));
-    let nonpad = opt(x, 6)
-        .map(|n| host_ints(n, "nonpad_kv_seqlen"))
-        .transpose()?;
-    if nonpad.is_some() && past > 0 {
-        return Err(OpError::Invalid(
-            "nonpad_kv_seqlen cannot be combined with past key/value".into(),
-        ));
-    }
-    let causal = a.flag("is_causal", false)?;
-    let (left, right) = (
-        a.int("left_window_size", -1)?,
-        a.int("right_window_size", -1)?,
-    );
-    let (mut mask, mut boolean_mask) = match opt(x, 3) {
-        Some(m) if m.ty == ElemType::Bool => (Some(m.t.to_dtype(q.dtype())?), true),
-        Some(m) => (Some(m.t.clone()), false),
-        None => (None, false),
-    };
-    // A mask shorter than the keys (a padded cache) is padded: dropped keys.
-    if let Some(m) = &mask
-        && let (Some(&ml), Some(&nkv)) = (m.dims().last(), k4.dims().get(2))
-        && ml < nkv
-    {
-        let fill = if boolean_mask { 0.0 } else { f64::NEG_INFINITY };
-        let pad = [0, (nkv - ml) as i64];
-        mask = Some(m.pad(&pad, gpukit_tensor::PadMode::Constant, fill, Some(&[-1]))?);
-    }
-    // Top-left causal without a cache is the op's own flag; every other frontier
-    // (a past cache's offset, sliding windows, per-batch valid lengths) becomes a 0/1
-    // keep-mask combined with the given mask.
-    let native_causal = causal && past == 0 && nonpad.is_none() && left < 0 && right < 0;
-    if !native_causal && (causal || left >= 0 || right >= 0 || nonpad.is_some()) {
-        let (b, nq, nkv) = (q4.dims()[0], q4.dims()[2], k4.dims()[2]);
-        let offsets: Vec<i64> = match &nonpad {
-            Some(n) if n.len() == b => n.iter().map(|&l| l - nq as i64).collect(),
-            Some(n) => {
-                return Err(OpError::Invalid(format!(
-                    "nonpad_kv_seqlen has {} values for batch {b}",
-                    n.len()
-                )));
-            }
-            None => vec![past as i64; b],
-        };
-        let mut keep = Vec::with_capacity(b * nq * nkv);
-        for (bi, &off) in offsets.iter().enumerate() {
-            for i in 0..nq as i64 {
-                for j in 0..nkv as i64 {
-                    let mut k = true;
-                    if causal {
-                        k &= j <= i + off;
-                    }
-                    if left >= 0 {
-                        k &= j >= i + off - left;
-                    }
-                    if right >= 0 {
-                        k &= j <= i + off + right;
-                    }
-                    if let Some(n) = &nonpad {
-                        k &= j < n[bi];
-                    }
-                    keep.push(i32::from(k));
-                }
-            }
-        }
-        let keep = Tensor::from_slice(c.kit, &keep, &[b, 1, nq, nkv])?;
-        mask = Some(match (mask, boolean_mask) {
-            (None, _) => {
-                boolean_mask = true;
-                keep.to_dtype(q.dtype())?
-            }
-            (Some(m), true) => keep.to_dtype(q.dtype())?.mul(&m)?,
-            (Some(m), false) => {
-                let ninf = Tensor::full(c.kit, &[], f64::NEG_INFINITY, q.dtype())?;
-                let zero = Tensor::zeros(c.kit, &[], q.dtype())?;
-                m.add(&keep.where_(&zero, &ninf)?)?
-            }
-        });
-    }
-    let o = AttentionOptions {
-        mask,
-        boolean_mask,
-        causal: native_causal,
-        scale: a.opt_float("scale")?,
-    };
-    let y = Tensor::attention(&q4, &k4, &v4, &o)?;
-    let y = if three_d {
-        let d = y.dims().to_vec();
-        y.permute(&[0, 2, 1, 3])?
-            .reshape(&[d[0] as i64, d[2] as i64, (d[1] * d[3]) as i64])?
-    } else {
-        y
-    };
-    let mut out = vec![val(y.contiguous()?)];
-    if c.nout > 1 {
-        out.push(val(k4.contiguous()?));
-        out.push(val(v4.contiguous()?));
-    }
-    Ok(out)
-}
 
 /// The Reduce* family: axes as an attribute before opset 18 (13 for ReduceSum), as an
 /// input after; absent axes reduce everything unless `noop_with_empty_axes`.
