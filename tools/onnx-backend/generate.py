@@ -1,8 +1,16 @@
 #!/usr/bin/env python3
 """Writes ONNX's node test cases (the generators the `onnx` package ships in
-onnx/backend/test/case/node) as test data for gpukit-onnx's backend runner.
+onnx/backend/test/case/node) as test data for gpukit-onnx's backend runner, and with
+--models DIR its model tests too.
 
-    generate.py OUT_DIR
+    generate.py OUT_DIR [--models MODELS_DIR]
+
+Model tests (in MODELS_DIR, same layout): the `simple`, `pytorch-converted` and
+`pytorch-operator` folders the package ships (op: the folder's kind), and the `light`
+real architectures (op: `light <name>`), whose input is the runner's dummy input (the
+elements 0..n divided by n, as `Runner.generate_dummy_data(random=False)`) and whose
+expected output is the shipped `light_<name>_output_0.pb`, at the tolerances of
+onnx/backend/test/case/model.
 
 One folder per case: model.onnx, test_data_set_0/input_<j>.pb and output_<j>.pb
 (TensorProto), and case.json with the op under test, whether the case is a function
@@ -73,8 +81,67 @@ def gpukit_types(g):
     return types <= GPUKIT_TYPES
 
 
+def write_models(out):
+    from onnx.backend.test.case import model as model_cases
+
+    data = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+    n = 0
+    for kind in ("simple", "pytorch-converted", "pytorch-operator"):
+        for name in sorted(os.listdir(os.path.join(data, kind))):
+            src = os.path.join(data, kind, name)
+            if not os.path.exists(os.path.join(src, "model.onnx")):
+                continue
+            dst = os.path.join(out, name if name not in os.listdir(out) else f"{kind}_{name}")
+            shutil.copytree(src, dst)
+            m = onnx.load(os.path.join(src, "model.onnx"))
+            g = m.graph
+            info = {"op": kind, "expanded": False, "rtol": 1e-3, "atol": 1e-7,
+                    "gpukit_types": gpukit_types(g)}
+            if not all(is_tensor(v) for v in list(g.input) + list(g.output)):
+                info["skip"] = "inputs or outputs that are not dense tensors"
+            with open(os.path.join(dst, "case.json"), "w") as f:
+                json.dump(info, f, sort_keys=True)
+            n += 1
+    tolerances = {c.model_name: (c.rtol, c.atol) for c in model_cases.collect_testcases()}
+    light = os.path.join(data, "light")
+    for file in sorted(os.listdir(light)):
+        if not file.endswith(".onnx"):
+            continue
+        name = file[len("light_"):-len(".onnx")]
+        dst = os.path.join(out, f"test_light_{name}")
+        ds = os.path.join(dst, "test_data_set_0")
+        os.makedirs(ds)
+        shutil.copy(os.path.join(light, file), os.path.join(dst, "model.onnx"))
+        m = onnx.load(os.path.join(light, file))
+        inits = {t.name for t in m.graph.initializer}
+        j = 0
+        for x in m.graph.input:
+            if x.name in inits:
+                continue
+            shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in x.type.tensor_type.shape.dim)
+            count = int(np.prod(shape))
+            value = (np.arange(count).reshape(shape) / count).astype(np.float32)
+            with open(os.path.join(ds, f"input_{j}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(value, x.name).SerializeToString())
+            j += 1
+        shutil.copy(os.path.join(light, f"light_{name}_output_0.pb"), os.path.join(ds, "output_0.pb"))
+        rtol, atol = tolerances.get(name, (1e-3, 1e-7))
+        info = {"op": f"light {name}", "expanded": False, "rtol": rtol, "atol": atol,
+                "gpukit_types": gpukit_types(m.graph), "light": True}
+        with open(os.path.join(dst, "case.json"), "w") as f:
+            json.dump(info, f, sort_keys=True)
+        n += 1
+    print(f"{n} model test cases written to {out}")
+
+
 def main():
     out = sys.argv[1]
+    if len(sys.argv) == 4 and sys.argv[2] == "--models":
+        models = sys.argv[3]
+        if os.path.exists(models):
+            shutil.rmtree(models)
+        os.makedirs(models)
+        write_models(models)
     if os.path.exists(out):
         shutil.rmtree(out)
     os.makedirs(out)

@@ -129,12 +129,18 @@ fn run_case(c: &Case, model: &Model, kit: &Kit) -> Outcome {
         Ok(s) => s,
         Err(e) => return classify(e),
     };
-    let in_names: Vec<String> = model.inputs().map(|i| i.name.clone()).collect();
+    let all_inputs: Vec<String> = model.inputs().map(|i| i.name.clone()).collect();
+    // Inputs without an initializer, in order: what ONNX's runner feeds positionally.
+    let required: Vec<String> = model
+        .inputs()
+        .filter(|i| !i.has_default)
+        .map(|i| i.name.clone())
+        .collect();
     let outs_info: Vec<(String, ElemType)> =
         model.outputs().map(|o| (o.name.clone(), o.ty)).collect();
     let mut all = Vec::new();
     for set in sets {
-        let read = |prefix: &str, n: usize| -> Result<Vec<Value>, OnnxError> {
+        let read = |prefix: &str, n: usize| -> Result<Vec<(String, Value)>, OnnxError> {
             (0..n)
                 .map_while(|j| {
                     let p = set.join(format!("{prefix}_{j}.pb"));
@@ -143,24 +149,33 @@ fn run_case(c: &Case, model: &Model, kit: &Kit) -> Outcome {
                             path: p.display().to_string(),
                             msg: e.to_string(),
                         })?;
-                        read_tensor_proto(&b, kit).map(|(_, v)| v)
+                        read_tensor_proto(&b, kit)
                     })
                 })
                 .collect()
         };
-        let inputs = match read("input", in_names.len()) {
+        let inputs = match read("input", all_inputs.len()) {
             Ok(v) => v,
             Err(e) => return classify(e),
         };
-        let wants = match read("output", outs_info.len()) {
-            Ok(v) => v,
+        let wants: Vec<Value> = match read("output", outs_info.len()) {
+            Ok(v) => v.into_iter().map(|(_, v)| v).collect(),
             Err(e) => return classify(e),
         };
-        let given: Vec<(&str, &gpukit::Tensor)> = in_names
-            .iter()
-            .zip(&inputs)
-            .map(|(n, v)| (n.as_str(), v.tensor()))
-            .collect();
+        // A file whose tensor is named after an input feeds it; the others feed the
+        // inputs without an initializer in order.
+        let mut positional = required.iter();
+        let mut given: Vec<(&str, &gpukit::Tensor)> = Vec::new();
+        for (name, v) in &inputs {
+            let target = if all_inputs.contains(name) {
+                Some(name.as_str())
+            } else {
+                positional.next().map(String::as_str)
+            };
+            if let Some(t) = target {
+                given.push((t, v.tensor()));
+            }
+        }
         let got = match session.run(&given) {
             Ok(o) => o,
             Err(e) => return classify(e),

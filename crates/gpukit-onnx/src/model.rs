@@ -357,6 +357,10 @@ fn resolve_node(i: usize, n: &proto::NodeProto, opset: i64) -> Result<Resolved> 
     let mut attrs = Attrs::default();
     for a in &n.attribute {
         let (k, v) = attrs::decode(a).map_err(unsupported)?;
+        if k == "consumed_inputs" && opset < 7 {
+            // Opsets 1-6: an in-place hint that changes no result.
+            continue;
+        }
         if !spec.attrs.contains(&k.as_str()) {
             return Err(unsupported(format!("attribute `{k}`")));
         }

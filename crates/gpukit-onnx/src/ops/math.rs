@@ -58,9 +58,19 @@ pub(super) static SPECS: &[OpSpec] = &[
             float_in(x, 0)?.leaky_relu(c.attrs.float("alpha", 0.01)?)?
         )])
     }),
-    spec("PRelu", &[], 2, |_, x| {
-        // slope · x where x < 0 (an exact product), else x.
+    spec("PRelu", &[], 2, |c, x| {
+        // slope · x where x < 0 (an exact product), else x. Before opset 7 a 1-D slope
+        // of the channel count applies along axis 1.
         let (t, s) = (float_in(x, 0)?, &req(x, 1)?.t);
+        let legacy;
+        let s = if c.opset < 7 && s.rank() == 1 && t.rank() > 2 && t.dims()[1] == s.dims()[0] {
+            let mut d = vec![s.dims()[0] as i64];
+            d.extend(std::iter::repeat_n(1, t.rank() - 2));
+            legacy = s.reshape(&d)?;
+            &legacy
+        } else {
+            s
+        };
         let zero = Tensor::zeros(t.kit(), &[], t.dtype())?;
         let neg = t.compare_as(CmpOp::Lt, &zero, DType::I32)?;
         Ok(vec![val(neg.where_(&t.mul(s)?, t)?)])
@@ -71,10 +81,18 @@ pub(super) static SPECS: &[OpSpec] = &[
         Ok(vec![val(one.div(t)?)])
     }),
     spec("Identity", &[], 1, |_, x| Ok(vec![req(x, 0)?.clone()])),
-    spec("Add", &[], 2, |_, x| binary(x, BinaryOp::Add)),
-    spec("Sub", &[], 2, |_, x| binary(x, BinaryOp::Sub)),
-    spec("Mul", &[], 2, |_, x| binary(x, BinaryOp::Mul)),
-    spec("Div", &[], 2, |_, x| binary(x, BinaryOp::Div)),
+    spec("Add", &["broadcast", "axis"], 2, |c, x| {
+        binary(c, x, BinaryOp::Add)
+    }),
+    spec("Sub", &["broadcast", "axis"], 2, |c, x| {
+        binary(c, x, BinaryOp::Sub)
+    }),
+    spec("Mul", &["broadcast", "axis"], 2, |c, x| {
+        binary(c, x, BinaryOp::Mul)
+    }),
+    spec("Div", &["broadcast", "axis"], 2, |c, x| {
+        binary(c, x, BinaryOp::Div)
+    }),
     spec("Pow", &[], 2, |_, x| {
         let (b, e) = (req(x, 0)?, req(x, 1)?);
         if !b.ty.is_float() && e.ty.is_float() {
@@ -194,12 +212,40 @@ fn unary(x: X<'_>, op: UnaryOp) -> OpResult<Vec<Value>> {
     Ok(vec![val(float_in(x, 0)?.unary(op)?)])
 }
 
-fn binary(x: X<'_>, op: BinaryOp) -> OpResult<Vec<Value>> {
+fn binary(c: &super::Ctx<'_>, x: X<'_>, op: BinaryOp) -> OpResult<Vec<Value>> {
     let (a, b) = (req(x, 0)?, req(x, 1)?);
     if a.ty == ElemType::Bool || b.ty == ElemType::Bool {
         return Err(OpError::Invalid("arithmetic on bool tensors".into()));
     }
-    Ok(vec![val(a.t.binary(op, &b.t)?)])
+    let b = legacy_broadcast(c, &a.t, &b.t)?;
+    Ok(vec![val(a.t.binary(op, &b)?)])
+}
+
+/// Before opset 7, `broadcast = 1` with `axis` aligned B's dims with A's starting at
+/// `axis` (default: the trailing dims, numpy's rule): B gets trailing 1-dims.
+pub(super) fn legacy_broadcast(c: &super::Ctx<'_>, a: &Tensor, b: &Tensor) -> OpResult<Tensor> {
+    if !c.attrs.has("broadcast") && !c.attrs.has("axis") {
+        return Ok(b.clone());
+    }
+    if c.opset >= 7 {
+        return Err(OpError::Invalid(
+            "`broadcast` and `axis` are attributes of opsets before 7".into(),
+        ));
+    }
+    if !c.attrs.flag("broadcast", false)? || !c.attrs.has("axis") {
+        return Ok(b.clone());
+    }
+    let axis = super::norm_axis(c.attrs.int("axis", 0)?, a.rank())?;
+    let trailing = a.rank().checked_sub(axis + b.rank()).ok_or_else(|| {
+        OpError::Invalid(format!(
+            "B of dims {:?} does not fit A of dims {:?} at axis {axis}",
+            b.dims(),
+            a.dims()
+        ))
+    })?;
+    let mut dims = super::dims_i64(b.dims());
+    dims.extend(std::iter::repeat_n(1, trailing));
+    Ok(b.reshape(&dims)?)
 }
 
 fn compare(x: X<'_>, op: CmpOp) -> OpResult<Vec<Value>> {

@@ -1,8 +1,10 @@
 //! The ONNX ops gpukit runs: one [`OpSpec`] per op (its attributes, a load-time check
 //! and the function that runs it through the tensor API). Families: `math`
 //! (elementwise, comparisons, logic, casts), `shape` (shape, movement and glue ops),
-//! `nn` (matmul, convolution, pooling, normalisation, reductions, indexing), `attention`.
+//! `nn` (matmul, convolution, pooling, normalisation, reductions, indexing), `attention`,
+//! `act` (ops composed of a few calls: activations, LRN, Trilu, Einsum).
 
+mod act;
 mod attention;
 mod math;
 mod nn;
@@ -53,6 +55,7 @@ pub(crate) fn spec(op: &str) -> Option<&'static OpSpec> {
         .iter()
         .chain(shape::SPECS)
         .chain(nn::SPECS)
+        .chain(act::SPECS)
         .find(|s| s.name == op)
 }
 
@@ -62,6 +65,7 @@ pub(crate) fn supported() -> Vec<&'static str> {
         .iter()
         .chain(shape::SPECS)
         .chain(nn::SPECS)
+        .chain(act::SPECS)
         .map(|s| s.name)
         .collect();
     v.sort_unstable();

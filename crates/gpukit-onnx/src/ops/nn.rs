@@ -66,31 +66,36 @@ pub(super) static SPECS: &[OpSpec] = &[
     spec("MatMul", &[], 2, |_, x| {
         Ok(vec![val(req(x, 0)?.t.matmul(&req(x, 1)?.t)?)])
     }),
-    spec("Gemm", &["alpha", "beta", "transA", "transB"], 3, |c, x| {
-        let mut a = req(x, 0)?.t.clone();
-        let mut b = req(x, 1)?.t.clone();
-        if c.attrs.flag("transA", false)? {
-            a = a.t()?;
-        }
-        if c.attrs.flag("transB", false)? {
-            b = b.t()?;
-        }
-        let mut y = a.matmul(&b)?;
-        let alpha = c.attrs.float("alpha", 1.0)?;
-        if alpha != 1.0 {
-            y = y.mul_scalar(alpha)?;
-        }
-        if let Some(cc) = opt(x, 2) {
-            let beta = c.attrs.float("beta", 1.0)?;
-            let cc = if beta != 1.0 {
-                cc.t.mul_scalar(beta)?
-            } else {
-                cc.t.clone()
-            };
-            y = y.add(&cc)?;
-        }
-        Ok(vec![val(y)])
-    }),
+    spec(
+        "Gemm",
+        &["alpha", "beta", "transA", "transB", "broadcast"],
+        3,
+        |c, x| {
+            let mut a = req(x, 0)?.t.clone();
+            let mut b = req(x, 1)?.t.clone();
+            if c.attrs.flag("transA", false)? {
+                a = a.t()?;
+            }
+            if c.attrs.flag("transB", false)? {
+                b = b.t()?;
+            }
+            let mut y = a.matmul(&b)?;
+            let alpha = c.attrs.float("alpha", 1.0)?;
+            if alpha != 1.0 {
+                y = y.mul_scalar(alpha)?;
+            }
+            if let Some(cc) = opt(x, 2) {
+                let beta = c.attrs.float("beta", 1.0)?;
+                let cc = if beta != 1.0 {
+                    cc.t.mul_scalar(beta)?
+                } else {
+                    cc.t.clone()
+                };
+                y = y.add(&cc)?;
+            }
+            Ok(vec![val(y)])
+        },
+    ),
     spec("Softmax", &["axis"], 1, |c, x| {
         let t = &req(x, 0)?.t;
         if c.opset >= 13 {
@@ -187,10 +192,12 @@ pub(super) static SPECS: &[OpSpec] = &[
     ),
     spec(
         "BatchNormalization",
-        &["epsilon", "momentum", "training_mode", "spatial"],
+        &["epsilon", "momentum", "training_mode", "spatial", "is_test"],
         5,
         |c, x| {
-            if c.attrs.flag("training_mode", false)? || c.nout > 1 {
+            // Before opset 7 `is_test = 0` is training.
+            let legacy_training = c.attrs.has("is_test") && !c.attrs.flag("is_test", false)?;
+            if c.attrs.flag("training_mode", false)? || legacy_training || c.nout > 1 {
                 return Err(OpError::Unsupported(
                     "BatchNormalization in training mode".into(),
                 ));
