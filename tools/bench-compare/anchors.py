@@ -364,6 +364,43 @@ def run_ort(threads, quick, only):
     # The synthetic encoder layer (post-LN, BERT style).
     if want(only, "encoder"):
         bench_encoder(bench, session, vi, helper, numpy_helper, rng, threads)
+    # The MiniLM ONNX file itself, as gpukit-onnx runs it.
+    if want(only, "minilm_onnx"):
+        bench_minilm_onnx(bench, ort, threads)
+
+
+def minilm_batch():
+    """The batch bench_compare.rs builds: 8 rows of 35 to 26 tokens, padded to 35."""
+    b, s = 8, 35
+    ids = np.zeros((b, s), np.int64)
+    mask = np.zeros((b, s), np.int64)
+    for r in range(b):
+        n = s - 3 * (r % 4)
+        for t in range(n):
+            ids[r, t] = 101 if t == 0 else 102 if t == n - 1 else 1000 + (r * 131 + t * 37) % 20000
+            mask[r, t] = 1
+    return ids, mask
+
+
+def bench_minilm_onnx(bench, ort, threads):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(os.environ.get("GPUKIT_MODEL_DIR", os.path.join(root, "target", "model")),
+                        "paraphrase-MiniLM-L3-v2.onnx")
+    ids, mask = minilm_batch()
+
+    def build():
+        if not os.path.exists(path):
+            raise RuntimeError("no model (run tools/model/fetch.sh)")
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+    flops = 2 * 8 * 35 * 3 * (4 * 384 * 384 + 2 * 384 * 1536)
+    bench("minilm_onnx", "ort.InferenceSession(file)", build,
+          {"input_ids": ids, "attention_mask": mask}, flops=flops)
 
 
 ENC = {"batch": 8, "seq": 128, "hidden": 768, "heads": 12, "ffn": 3072}

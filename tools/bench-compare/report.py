@@ -49,6 +49,8 @@ PAIRS = [
     ("encoder", "encoder layer (768, 12 h, FFN 3072, 8×128)",
      [("gemm/attention_batch/add/layer_norm/gelu",
        "ort.graph(MatMul/Add/Softmax/LayerNorm/Gelu)", None)]),
+    ("minilm_onnx", "MiniLM-L3 ONNX file (8×35 tokens)",
+     [("gpukit_onnx.Session", "ort.InferenceSession(file)", None)]),
 ]
 
 F64_WORKLOADS = {"dgemm_1024"}

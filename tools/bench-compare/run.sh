@@ -20,7 +20,7 @@
 # at 1 thread unless --quick (fewer repetitions, N threads only; the memcpy bandwidth
 # is still measured at 1 thread too). --only: just these workloads (sgemm_1024
 # dgemm_1024 conv2d attention softmax layer_norm gelu exp erf tanh sigmoid add sum
-# encoder copy). --rounds R (default 1): run the three sides R times, interleaved, and
+# encoder minilm_onnx copy). --rounds R (default 1): run the three sides R times, interleaved, and
 # keep each side's best time (a shared host's slow minutes then hit both sides alike).
 set -euo pipefail
 

@@ -438,6 +438,75 @@ mod encoder {
     }
 }
 
+/// The MiniLM ONNX file (`tools/model/fetch.sh`) through gpukit-onnx, on the batch both
+/// sides build the same way (8 sentences of 35 to 26 tokens, padded to 35).
+mod minilm_onnx {
+    use super::*;
+
+    /// Token ids and mask, `[8, 35]` row-major: `[CLS]`, varied word ids, `[SEP]`, then
+    /// padding (anchors.py builds the same).
+    pub(super) fn batch() -> (Vec<i64>, Vec<i64>) {
+        let (b, s) = (8usize, 35usize);
+        let (mut ids, mut mask) = (vec![0i64; b * s], vec![0i64; b * s]);
+        for r in 0..b {
+            let len = s - 3 * (r % 4);
+            for t in 0..len {
+                ids[r * s + t] = if t == 0 {
+                    101
+                } else if t == len - 1 {
+                    102
+                } else {
+                    1000 + ((r * 131 + t * 37) % 20000) as i64
+                };
+                mask[r * s + t] = 1;
+            }
+        }
+        (ids, mask)
+    }
+
+    pub(super) fn workload(b: &Bench<'_>) -> Result<()> {
+        if !b.opts.want("minilm_onnx") {
+            return Ok(());
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let path = match std::env::var_os("GPUKIT_MODEL_DIR") {
+            Some(d) => std::path::PathBuf::from(d),
+            None => root.join("target/model"),
+        }
+        .join("paraphrase-MiniLM-L3-v2.onnx");
+        let onnx_err = |e: gpukit_onnx::OnnxError| gpukit::Error::InvalidArgument {
+            op: "gpukit-onnx".into(),
+            reason: e.to_string(),
+        };
+        if !path.exists() {
+            println!(
+                "{{\"side\":\"gpukit\",\"workload\":\"minilm_onnx\",\"impl\":\"gpukit_onnx.Session\",\
+                 \"threads\":{},\"skipped\":\"no model (run tools/model/fetch.sh)\"}}",
+                b.threads
+            );
+            return Ok(());
+        }
+        let model = gpukit_onnx::Model::load(&path).map_err(onnx_err)?;
+        let mut session = gpukit_onnx::Session::new(&model, b.kit).map_err(onnx_err)?;
+        let (ids, mask) = batch();
+        let ids = gpukit::Tensor::from_slice(b.kit, &ids, &[8, 35])?;
+        let mask = gpukit::Tensor::from_slice(b.kit, &mask, &[8, 35])?;
+        // The linear layers' multiply-adds (3 layers of 4·384² + 2·384·1536 per token).
+        let flops = 2 * 8 * 35 * 3 * (4 * 384 * 384 + 2 * 384 * 1536) as u64;
+        b.run(
+            "minilm_onnx",
+            "gpukit_onnx.Session",
+            Work::Flops(flops),
+            || {
+                session
+                    .run(&[("input_ids", &ids), ("attention_mask", &mask)])
+                    .map_err(onnx_err)?;
+                Ok(())
+            },
+        )
+    }
+}
+
 fn main() -> std::process::ExitCode {
     let opts = match Opts::parse() {
         Ok(o) => o,
@@ -471,7 +540,7 @@ fn run(opts: &Opts) -> Result<()> {
         threads,
     };
     type Group = fn(&Bench<'_>) -> Result<()>;
-    let groups: [(&str, Group); 7] = [
+    let groups: [(&str, Group); 8] = [
         ("copy", copy_workload),
         ("gemm", gemm_workloads),
         ("conv2d", conv_workload),
@@ -479,6 +548,7 @@ fn run(opts: &Opts) -> Result<()> {
         ("rowwise", rowwise_workloads),
         ("elementwise", elementwise_workloads),
         ("encoder", encoder::workload),
+        ("minilm_onnx", minilm_onnx::workload),
     ];
     // A group that fails (an op on main that errors) is reported and skipped, so the
     // rest of the table still comes out.

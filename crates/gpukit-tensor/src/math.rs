@@ -378,6 +378,11 @@ impl Tensor {
         let (a, b) = (a.contiguous()?, b.contiguous()?);
         if batch.is_empty() {
             gpukit_ops::matmul(&self.kit, &out.buf, &a.buf, &b.buf, m, k, n)?;
+        } else if rb == 2 {
+            // One shared right operand: the batch rows are one `[batch·m, k]` matrix
+            // (each output is the same chain over k; one GEMM instead of many small).
+            let rows = batch.iter().product::<usize>() * m;
+            gpukit_ops::matmul(&self.kit, &out.buf, &a.buf, &b.buf, rows, k, n)?;
         } else {
             // Broadcast batch dims are batch strides of 0: nothing is expanded.
             gpukit_ops::matmul_broadcast(&self.kit, &out.buf, &a.buf, &a.dims, &b.buf, &b.dims)?;
