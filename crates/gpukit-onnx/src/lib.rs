@@ -27,6 +27,7 @@
 mod attrs;
 mod elem;
 mod error;
+mod fuse;
 mod host;
 mod model;
 mod ops;

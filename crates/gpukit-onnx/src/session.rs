@@ -10,6 +10,7 @@ use gpukit_tensor::Tensor;
 
 use crate::elem::ElemType;
 use crate::error::{OnnxError, OpError, Result};
+use crate::fuse::{self, Step};
 use crate::model::{Dim, Model, Node};
 use crate::ops::Ctx;
 use crate::value::Value;
@@ -32,18 +33,20 @@ pub struct Session<'m> {
     consts: HashMap<usize, Value>,
     /// Initializers that are also graph inputs: defaults a run may replace.
     defaults: HashMap<usize, Value>,
-    /// The nodes left to run (indices into the model's nodes), in order.
-    run_list: Vec<usize>,
-    /// Per value id: the position in `run_list` of its last reader (`usize::MAX`: a
-    /// graph output or never read, kept to the end).
+    /// The steps of a run, in order: the nodes left after folding, MatMul + bias Add
+    /// pairs fused (`fuse.rs`).
+    steps: Vec<Step>,
+    /// Per value id: the position in `steps` of its last reader (`usize::MAX`: a graph
+    /// output or never read, kept to the end).
     last_use: Vec<usize>,
+    nodes_per_run: usize,
     profile: Option<BTreeMap<String, OpTime>>,
 }
 
 impl std::fmt::Debug for Session<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
-            .field("nodes_to_run", &self.run_list.len())
+            .field("steps", &self.steps.len())
             .field("constants", &self.consts.len())
             .finish()
     }
@@ -128,10 +131,12 @@ impl<'m> Session<'m> {
                 }
             }
         }
+        let nodes_per_run = run_list.len();
+        let steps = fuse::plan(model, &run_list, &consts);
         let mut last_use = vec![0usize; model.names.len()];
-        for (pos, &i) in run_list.iter().enumerate() {
-            for id in model.nodes[i].inputs.iter().flatten() {
-                last_use[*id] = pos;
+        for (pos, st) in steps.iter().enumerate() {
+            for id in st.reads(model) {
+                last_use[id] = pos;
             }
         }
         for (id, _) in &model.outputs {
@@ -142,7 +147,8 @@ impl<'m> Session<'m> {
             kit: kit.clone(),
             consts,
             defaults,
-            run_list,
+            steps,
+            nodes_per_run,
             last_use,
             profile: None,
         })
@@ -155,7 +161,7 @@ impl<'m> Session<'m> {
 
     /// The number of nodes each run executes (the others were folded at plan time).
     pub fn nodes_per_run(&self) -> usize {
-        self.run_list.len()
+        self.nodes_per_run
     }
 
     /// Turns per-op timing on (the device is synchronised after every node, so runs
@@ -214,30 +220,47 @@ impl<'m> Session<'m> {
             };
             slots[*id] = Some(v);
         }
-        for (pos, &i) in self.run_list.iter().enumerate() {
-            let n = &model.nodes[i];
-            let xs: Vec<Option<Value>> = n
-                .inputs
-                .iter()
-                .map(|i| i.and_then(|id| slots[id].clone()))
-                .collect();
+        for (pos, step) in self.steps.iter().enumerate() {
             let t0 = self.profile.is_some().then(Instant::now);
-            let outs = exec(&self.kit, n, &xs)?;
-            drop(xs);
+            let label = match *step {
+                Step::Node(i) => {
+                    self.run_node(i, &mut slots)?;
+                    model.nodes[i].op.as_str()
+                }
+                Step::MatMulAdd {
+                    mm,
+                    add,
+                    x,
+                    w,
+                    bias,
+                    out,
+                } => {
+                    let get = |id: usize| slots[id].clone();
+                    let fused = match (get(x), get(w), get(bias)) {
+                        (Some(xv), Some(wv), Some(bv)) => fuse::matmul_add(&xv, &wv, &bv),
+                        _ => None,
+                    };
+                    match fused {
+                        Some(r) => {
+                            slots[out] = Some(r.map_err(|e| node_err(&model.nodes[mm], e.into()))?);
+                        }
+                        None => {
+                            self.run_node(mm, &mut slots)?;
+                            self.run_node(add, &mut slots)?;
+                        }
+                    }
+                    "MatMul+Add (fused gemm)"
+                }
+            };
             if let (Some(t0), Some(p)) = (t0, self.profile.as_mut()) {
                 self.kit.sync()?;
-                let e = p.entry(n.op.clone()).or_default();
+                let e = p.entry(label.to_string()).or_default();
                 e.calls += 1;
                 e.seconds += t0.elapsed().as_secs_f64();
             }
-            for (o, v) in n.outputs.iter().zip(outs) {
-                if let Some(id) = o {
-                    slots[*id] = Some(v);
-                }
-            }
-            for id in n.inputs.iter().flatten() {
-                if self.last_use[*id] == pos && !self.consts.contains_key(id) {
-                    slots[*id] = None;
+            for id in step.reads(model) {
+                if self.last_use[id] == pos && !self.consts.contains_key(&id) {
+                    slots[id] = None;
                 }
             }
         }
@@ -258,6 +281,25 @@ impl<'m> Session<'m> {
             outs.push(v);
         }
         Ok(outs)
+    }
+}
+
+impl Session<'_> {
+    /// Runs node `i` on the values in `slots` and stores its outputs there.
+    fn run_node(&self, i: usize, slots: &mut [Option<Value>]) -> Result<()> {
+        let n = &self.model.nodes[i];
+        let xs: Vec<Option<Value>> = n
+            .inputs
+            .iter()
+            .map(|i| i.and_then(|id| slots[id].clone()))
+            .collect();
+        let outs = exec(&self.kit, n, &xs)?;
+        for (o, v) in n.outputs.iter().zip(outs) {
+            if let Some(id) = o {
+                slots[*id] = Some(v);
+            }
+        }
+        Ok(())
     }
 }
 
