@@ -10,6 +10,7 @@ use gpukit_core::{DType, Error, Kit};
 use gpukit_tensor::Tensor;
 use gpukit_tensor::io::{
     SafeTensorsFile, load_safetensors, read_npy, read_npz, save_safetensors, write_npy,
+    write_npy_bool,
 };
 
 fn kits() -> Vec<(&'static str, Kit)> {
@@ -102,10 +103,23 @@ fn npz_archives_stored_and_deflated() {
 #[test]
 fn npy_refusals_name_the_file_and_the_reason() {
     let kit = gpukit::cpu().unwrap();
-    let e = read_npy(&kit, fixture("bool_2.npy"))
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("bool_2.npy") && e.contains("|b1"), "{e}");
+    // numpy's bool reads as i32 0/1.
+    let b = read_npy(&kit, fixture("bool_2.npy")).unwrap();
+    assert_eq!(
+        (b.dtype(), b.to_vec::<i32>().unwrap()),
+        (DType::I32, vec![1, 0])
+    );
+    // A dtype gpukit does not have (uint16) is refused, naming the file and dtype.
+    let u2 = std::env::temp_dir().join(format!("gpukit_u2_{}.npy", std::process::id()));
+    let header = "{'descr': '<u2', 'fortran_order': False, 'shape': (2,), }";
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(&[1, 0, 2, 0]);
+    std::fs::write(&u2, bytes).unwrap();
+    let e = read_npy(&kit, &u2).unwrap_err().to_string();
+    std::fs::remove_file(&u2).unwrap();
+    assert!(e.contains("gpukit_u2_") && e.contains("<u2"), "{e}");
     let e = read_npy(&kit, fixture("missing.npy")).unwrap_err();
     assert!(
         matches!(&e, Error::Io(m) if m.contains("missing.npy")),
@@ -327,4 +341,21 @@ fn safetensors_round_trip_and_corrupt_files() {
     huge[..8].copy_from_slice(&u64::MAX.to_le_bytes());
     std::fs::write(&q, &huge).unwrap();
     assert!(matches!(SafeTensorsFile::open(&q), Err(Error::Io(_))));
+}
+
+#[test]
+fn bool_npy_round_trips_as_numpy_bool() {
+    let kit = gpukit::cpu().unwrap();
+    let p = std::env::temp_dir().join(format!("gpukit_bool_{}.npy", std::process::id()));
+    let t = Tensor::from_slice(&kit, &[0i64, 3, -1, 0, 1, 0], &[2, 3]).unwrap();
+    write_npy_bool(&p, &t).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    assert!(String::from_utf8_lossy(&bytes[..64]).contains("'descr': '|b1'"));
+    assert_eq!(&bytes[bytes.len() - 6..], &[0, 1, 1, 0, 1, 0]);
+    let back = read_npy(&kit, &p).unwrap();
+    std::fs::remove_file(&p).unwrap();
+    assert_eq!(back.dims(), &[2, 3]);
+    assert_eq!(back.to_vec::<i32>().unwrap(), [0, 1, 1, 0, 1, 0]);
+    let f = Tensor::from_slice(&kit, &[1.0f32], &[1]).unwrap();
+    assert!(matches!(write_npy_bool(&p, &f), Err(Error::DType { .. })));
 }

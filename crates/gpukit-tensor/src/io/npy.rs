@@ -344,8 +344,13 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(h.shape, vec![5]);
-        for bad in [
+        let h = parse_header(&mk(
             "{'descr': '|b1', 'fortran_order': False, 'shape': (5,), }",
+        ))
+        .unwrap();
+        assert!(h.bool_ && h.dtype == DType::I32 && !h.big_endian);
+        for bad in [
+            "{'descr': '<b1', 'fortran_order': False, 'shape': (5,), }",
             "{'descr': '<u1', 'fortran_order': False, 'shape': (5,), }",
             "{'descr': '<f4', 'shape': (5,), }",
             "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }",
