@@ -334,3 +334,82 @@ fn a_failing_node_is_named_in_the_run_error() {
         e => panic!("wrong error {e:?}"),
     }
 }
+
+#[test]
+fn einsum_contracts_like_matmul_and_refuses_malformed_equations() {
+    let eq = |e: &str| gpukit_onnx::proto::AttributeProto {
+        name: Some("equation".into()),
+        r#type: Some(gpukit_onnx::proto::attr_type::STRING),
+        s: Some(e.as_bytes().to_vec()),
+        ..Default::default()
+    };
+    let run = |e: &str, a: &[f32], ad: &[usize], b: &[f32], bd: &[usize]| {
+        let bytes = model(
+            vec![node("e", "Einsum", &["a", "b"], &["y"], vec![eq(e)])],
+            vec![],
+            vec![
+                vi(
+                    "a",
+                    FLOAT,
+                    &ad.iter().map(|&d| D::N(d as i64)).collect::<Vec<_>>(),
+                ),
+                vi(
+                    "b",
+                    FLOAT,
+                    &bd.iter().map(|&d| D::N(d as i64)).collect::<Vec<_>>(),
+                ),
+            ],
+            vec![gpukit_onnx::proto::ValueInfoProto {
+                name: Some("y".into()),
+                r#type: Some(gpukit_onnx::proto::TypeProto {
+                    tensor_type: Some(gpukit_onnx::proto::TypeProtoTensor {
+                        elem_type: Some(FLOAT),
+                        shape: None,
+                    }),
+                    ..Default::default()
+                }),
+            }],
+            21,
+        );
+        let m = Model::from_bytes(&bytes).unwrap();
+        let kit = gpukit::cpu().unwrap();
+        let mut s = Session::new(&m, &kit).unwrap();
+        let at = Tensor::from_slice(&kit, a, ad).unwrap();
+        let bt = Tensor::from_slice(&kit, b, bd).unwrap();
+        s.run(&[("a", &at), ("b", &bt)])
+            .map(|o| (o[0].dims().to_vec(), o[0].tensor().to_vec::<f32>().unwrap()))
+    };
+    let a = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let b = [1.0f32, 0.0, 0.0, 1.0, 1.0, 1.0];
+    // [2, 3] · [3, 2]
+    assert_eq!(
+        run("ij,jk->ik", &a, &[2, 3], &b, &[3, 2]).unwrap(),
+        (vec![2, 2], vec![4.0, 5.0, 10.0, 11.0])
+    );
+    // Implicit output (letters seen once, sorted): the same product.
+    assert_eq!(
+        run("ij,jk", &a, &[2, 3], &b, &[3, 2]).unwrap().1,
+        [4.0, 5.0, 10.0, 11.0]
+    );
+    // Batch broadcast with `...`, and a transpose.
+    assert_eq!(
+        run(
+            "...ij,...kj->...ik",
+            &a,
+            &[1, 2, 3],
+            &[1.0f32, 1.0, 1.0],
+            &[1, 1, 3]
+        )
+        .unwrap(),
+        (vec![1, 2, 1], vec![6.0, 15.0])
+    );
+    for bad in [
+        "ii,jk->ik",
+        "ij,jk->ii",
+        "ij,jk->iz",
+        "abcdefgh...,jk",
+        "ij->i",
+    ] {
+        assert!(run(bad, &a, &[2, 3], &b, &[3, 2]).is_err(), "{bad}");
+    }
+}

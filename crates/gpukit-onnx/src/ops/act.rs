@@ -282,18 +282,26 @@ fn einsum(c: &Ctx<'_>, x: X<'_>) -> OpResult<Vec<Value>> {
         return Err(OpError::Invalid("Einsum of bool tensors".into()));
     }
     // Expand `...` to upper-case letters (the broadcast dims), right-aligned.
-    let ell_rank = terms
-        .iter()
-        .zip(&ops)
-        .filter(|(t, _)| t.contains("..."))
-        .map(|(t, v)| v.t.rank() + 3 - t.len())
-        .max()
-        .unwrap_or(0);
+    // Each operand's count of `...` dims: its rank less its letters.
+    let ell_of = |t: &str, v: &Value| -> OpResult<usize> {
+        (v.t.rank() + 3).checked_sub(t.len()).ok_or_else(|| {
+            OpError::Invalid(format!("term `{t}` does not fit dims {:?}", v.t.dims()))
+        })
+    };
+    let mut ell_rank = 0;
+    for (t, v) in terms.iter().zip(&ops) {
+        if t.contains("...") {
+            ell_rank = ell_rank.max(ell_of(t, v)?);
+        }
+    }
+    if ell_rank > 26 {
+        return Err(OpError::Unsupported(format!("{ell_rank} broadcast dims")));
+    }
     let ell: String = (0..ell_rank).map(|i| (b'A' + i as u8) as char).collect();
     let mut labels: Vec<Vec<char>> = Vec::new();
     for (t, v) in terms.iter().zip(&ops) {
         let expanded = if t.contains("...") {
-            let here = v.t.rank() + 3 - t.len();
+            let here = ell_of(t, v)?;
             t.replace("...", &ell[ell_rank - here..])
         } else {
             t.to_string()
@@ -345,6 +353,14 @@ fn einsum(c: &Ctx<'_>, x: X<'_>) -> OpResult<Vec<Value>> {
                 .collect()
         }
     };
+    let mut sorted = out.clone();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|w| w[0] == w[1]) {
+        return Err(OpError::Invalid(format!(
+            "output `{}` repeats a letter",
+            String::from_iter(&out)
+        )));
+    }
     if let Some(ch) = out.iter().find(|c| !size.contains_key(c)) {
         return Err(OpError::Invalid(format!(
             "output letter `{ch}` is in no operand"

@@ -16,6 +16,10 @@ use crate::value::Value;
 
 type X<'a> = &'a [Option<Value>];
 
+/// The most elements Range computes on the host (2^26): a larger one is an error, not
+/// an allocation a malformed model could make arbitrarily large.
+const MAX_RANGE: usize = 1 << 26;
+
 const fn spec(
     name: &'static str,
     attrs: &'static [&'static str],
@@ -305,7 +309,7 @@ pub(super) static SPECS: &[OpSpec] = &[
                 return Err(OpError::Invalid(format!("delta {d}")));
             }
             let n = ((l - s) / d).ceil().max(0.0);
-            if n.is_nan() || n >= 1e9 {
+            if n.is_nan() || n > MAX_RANGE as f64 {
                 return Err(OpError::Invalid(format!("Range of {n} elements")));
             }
             // start + i·delta in f64, rounded once to the type (computed on the host:
@@ -321,7 +325,7 @@ pub(super) static SPECS: &[OpSpec] = &[
         }
         let n = ((l as i128 - s as i128) + d as i128 - d.signum() as i128) / d as i128;
         let n = n.max(0);
-        if n > 1_000_000_000 {
+        if n > MAX_RANGE as i128 {
             return Err(OpError::Invalid(format!("Range of {n} elements")));
         }
         let v: Vec<i64> = (0..n as i64)
