@@ -35,33 +35,12 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn vi(name: &str, elem: i32, dims: &[i64]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeProtoTensor {
-                elem_type: Some(elem),
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|d| Dimension {
-                            value: Some(DimValue::DimValue(*d)),
-                        })
-                        .collect(),
-                }),
-            }),
-            ..Default::default()
-        }),
-    }
+    let dims: Vec<DimValue> = dims.iter().map(|&d| DimValue::DimValue(d)).collect();
+    ValueInfoProto::tensor(name, elem, &dims)
 }
 
 fn node(name: &str, op: &str, i: &[&str], o: &[&str]) -> NodeProto {
-    NodeProto {
-        name: Some(name.into()),
-        op_type: Some(op.into()),
-        input: i.iter().map(|s| (*s).into()).collect(),
-        output: o.iter().map(|s| (*s).into()).collect(),
-        ..Default::default()
-    }
+    NodeProto::new(name, op, i, o, vec![])
 }
 
 /// `y = x + b`, `pos/flag = y > 0` for `x` `[2, 3]` f32, `b` `[3]`.

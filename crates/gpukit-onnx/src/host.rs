@@ -148,50 +148,46 @@ fn decode_data(
         }
         return Ok(HostTensor { ty, dims, bytes });
     }
+    // Each typed field's values, checked against the element count.
+    fn take<T, const N: usize>(
+        vals: &[T],
+        n: usize,
+        err: impl Fn(usize) -> String,
+        le: impl Fn(&T) -> [u8; N],
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        if vals.len() != n {
+            return Err(err(vals.len()));
+        }
+        vals.iter().for_each(|v| out.extend_from_slice(&le(v)));
+        Ok(())
+    }
     match ty {
-        ElemType::F32 => {
-            if t.float_data.len() != n {
-                return Err(count_err(t.float_data.len()));
-            }
-            t.float_data
-                .iter()
-                .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
-        }
-        ElemType::F64 => {
-            if t.double_data.len() != n {
-                return Err(count_err(t.double_data.len()));
-            }
-            t.double_data
-                .iter()
-                .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
-        }
-        ElemType::I64 => {
-            if t.int64_data.len() != n {
-                return Err(count_err(t.int64_data.len()));
-            }
-            t.int64_data
-                .iter()
-                .for_each(|v| bytes.extend_from_slice(&v.to_le_bytes()));
-        }
-        ElemType::I32 | ElemType::Bool => {
-            if t.int32_data.len() != n {
-                return Err(count_err(t.int32_data.len()));
-            }
-            let bool_ = ty == ElemType::Bool;
-            t.int32_data.iter().for_each(|&v| {
-                let v = if bool_ { i32::from(v != 0) } else { v };
-                bytes.extend_from_slice(&v.to_le_bytes());
-            });
-        }
-        ElemType::F16 | ElemType::BF16 => {
-            // ONNX stores the 16-bit patterns in int32_data's low bits.
-            if t.int32_data.len() != n {
-                return Err(count_err(t.int32_data.len()));
-            }
-            t.int32_data
-                .iter()
-                .for_each(|&v| bytes.extend_from_slice(&(v as u16).to_le_bytes()));
-        }
+        ElemType::F32 => take(&t.float_data, n, count_err, |v| v.to_le_bytes(), &mut bytes)?,
+        ElemType::F64 => take(
+            &t.double_data,
+            n,
+            count_err,
+            |v| v.to_le_bytes(),
+            &mut bytes,
+        )?,
+        ElemType::I64 => take(&t.int64_data, n, count_err, |v| v.to_le_bytes(), &mut bytes)?,
+        ElemType::I32 => take(&t.int32_data, n, count_err, |v| v.to_le_bytes(), &mut bytes)?,
+        ElemType::Bool => take(
+            &t.int32_data,
+            n,
+            count_err,
+            |&v| i32::from(v != 0).to_le_bytes(),
+            &mut bytes,
+        )?,
+        // ONNX stores the 16-bit patterns in int32_data's low bits.
+        ElemType::F16 | ElemType::BF16 => take(
+            &t.int32_data,
+            n,
+            count_err,
+            |&v| (v as u16).to_le_bytes(),
+            &mut bytes,
+        )?,
     }
     Ok(HostTensor { ty, dims, bytes })
 }

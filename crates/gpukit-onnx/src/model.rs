@@ -351,7 +351,7 @@ fn resolve_node(i: usize, n: &proto::NodeProto, opset: i64) -> Result<Resolved> 
             "domain `{domain}` (gpukit runs the default ONNX domain only)"
         )));
     }
-    let Some(spec) = ops::spec(&op_type) else {
+    let Some(spec) = ops::find(&op_type) else {
         return Err(unsupported("the op is not implemented".into()));
     };
     let mut attrs = Attrs::default();

@@ -230,3 +230,48 @@ pub struct StringStringEntryProto {
     #[prost(string, optional, tag = "2")]
     pub value: Option<String>,
 }
+
+impl ValueInfoProto {
+    /// A dense tensor value for a graph input or output: its name, element type (the
+    /// `TensorProto.DataType` code) and dims (fixed sizes or names).
+    pub fn tensor(name: &str, elem_type: i32, dims: &[DimValue]) -> ValueInfoProto {
+        ValueInfoProto {
+            name: Some(name.into()),
+            r#type: Some(TypeProto {
+                tensor_type: Some(TypeProtoTensor {
+                    elem_type: Some(elem_type),
+                    shape: Some(TensorShapeProto {
+                        dim: dims
+                            .iter()
+                            .map(|d| Dimension {
+                                value: Some(d.clone()),
+                            })
+                            .collect(),
+                    }),
+                }),
+                ..Default::default()
+            }),
+        }
+    }
+}
+
+impl NodeProto {
+    /// A node of the default domain: name, op type, input and output value names (`""`
+    /// for an absent optional one) and attributes.
+    pub fn new(
+        name: &str,
+        op_type: &str,
+        inputs: &[&str],
+        outputs: &[&str],
+        attribute: Vec<AttributeProto>,
+    ) -> NodeProto {
+        NodeProto {
+            name: Some(name.into()),
+            op_type: Some(op_type.into()),
+            input: inputs.iter().map(|s| (*s).into()).collect(),
+            output: outputs.iter().map(|s| (*s).into()).collect(),
+            attribute,
+            ..Default::default()
+        }
+    }
+}

@@ -3,28 +3,13 @@
 //! written by hand with the tensor API, on the CPU and under the PTX emulator. Needs
 //! the fetched model (a SKIP line without it; CI fetches it).
 
-use std::path::PathBuf;
+mod common;
 
 use gpukit::Tensor;
 use gpukit_example_minilm::{
     Batch, DEFAULT_SENTENCES, MiniLm, Tokenizer, default_model_dir, tokenizer_path, weights_path,
 };
 use gpukit_onnx::{Model, Session};
-
-fn onnx_path(test: &str) -> Option<PathBuf> {
-    let dir = default_model_dir();
-    let p = dir.join("paraphrase-MiniLM-L3-v2.onnx");
-    if p.exists() && weights_path(&dir).exists() && tokenizer_path(&dir).exists() {
-        Some(p)
-    } else {
-        eprintln!(
-            "SKIP {test}: no model in {} (run tools/model/fetch.sh)",
-            dir.display()
-        );
-        println!("SKIP {test}: model not fetched");
-        None
-    }
-}
 
 fn bits(t: &Tensor) -> Vec<u32> {
     t.to_vec::<f32>()
@@ -71,7 +56,8 @@ fn same_bits(device: &str, b: &Batch) {
 
 #[test]
 fn the_onnx_file_gives_the_bits_of_the_hand_written_graph() {
-    let Some(_) = onnx_path("the_onnx_file_gives_the_bits_of_the_hand_written_graph") else {
+    let Some(_) = common::model_dir("the_onnx_file_gives_the_bits_of_the_hand_written_graph")
+    else {
         return;
     };
     let tok = Tokenizer::from_file(&tokenizer_path(&default_model_dir())).unwrap();

@@ -4,28 +4,18 @@
 //! target/model (or `$GPUKIT_MODEL_DIR`); without it each test prints a SKIP line and
 //! passes (CI fetches the model first, so it runs there).
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use common::model_dir;
 
 use gpukit::{Kit, Tensor};
 use gpukit_example_minilm::{
-    Batch, DEFAULT_SENTENCES, HIDDEN, MiniLm, Output, Tokenizer, cosine_matrix, default_model_dir,
-    tokenizer_path, weights_path,
+    Batch, DEFAULT_SENTENCES, HIDDEN, MiniLm, Output, Tokenizer, cosine_matrix, tokenizer_path,
+    weights_path,
 };
-
-fn model_dir(test: &str) -> Option<PathBuf> {
-    let dir = default_model_dir();
-    if weights_path(&dir).exists() && tokenizer_path(&dir).exists() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIP {test}: no model in {} (run tools/model/fetch.sh)",
-            dir.display()
-        );
-        println!("SKIP {test}: model not fetched");
-        None
-    }
-}
 
 fn reference(kit: &Kit) -> BTreeMap<String, Tensor> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("reference/reference.npz");

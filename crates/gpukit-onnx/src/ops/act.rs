@@ -10,27 +10,10 @@ use gpukit_core::DType;
 use gpukit_ops::CmpOp;
 use gpukit_tensor::{Padding, PoolOptions, ReduceOp, Tensor};
 
-use super::{Ctx, OpSpec, dims_i64, host_ints, norm_axis, opt, req, same, val};
+use super::{Ctx, OpSpec, X, dims_i64, float_in, host_ints, norm_axis, opt, req, same, spec, val};
 use crate::elem::ElemType;
 use crate::error::{OpError, OpResult};
 use crate::value::Value;
-
-type X<'a> = &'a [Option<Value>];
-
-const fn spec(
-    name: &'static str,
-    attrs: &'static [&'static str],
-    max_inputs: usize,
-    run: super::RunFn,
-) -> OpSpec {
-    OpSpec {
-        name,
-        attrs,
-        max_inputs,
-        check: None,
-        run,
-    }
-}
 
 pub(super) static SPECS: &[OpSpec] = &[
     spec("LogSoftmax", &["axis"], 1, |c, x| {
@@ -159,17 +142,6 @@ pub(super) static SPECS: &[OpSpec] = &[
     }),
     spec("Einsum", &["equation"], usize::MAX, einsum),
 ];
-
-fn float_in(x: X<'_>, i: usize) -> OpResult<&Tensor> {
-    let v = req(x, i)?;
-    if !v.ty.is_float() {
-        return Err(OpError::Invalid(format!(
-            "input {i} is {}, the op takes floating-point tensors",
-            v.ty
-        )));
-    }
-    Ok(&v.t)
-}
 
 /// The 0/1 mask of `t < 0`.
 fn below_zero(t: &Tensor) -> OpResult<Tensor> {

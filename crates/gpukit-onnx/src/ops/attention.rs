@@ -6,12 +6,10 @@ use gpukit_core::DType;
 use gpukit_ops::CmpOp;
 use gpukit_tensor::{AttentionOptions, PadMode, ReduceOp, Tensor};
 
-use super::{Ctx, host_ints, opt, req, val};
+use super::{Ctx, X, host_ints, opt, req, val};
 use crate::elem::ElemType;
 use crate::error::{OpError, OpResult};
 use crate::value::Value;
-
-type X<'a> = &'a [Option<Value>];
 
 /// ONNX Attention: 4-D `[batch, heads, seq, dim]` inputs, or 3-D `[batch, seq,
 /// heads·dim]` with `q_num_heads` / `kv_num_heads`; past key/value concatenated before

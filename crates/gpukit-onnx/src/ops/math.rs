@@ -5,28 +5,11 @@ use gpukit_core::DType;
 use gpukit_ops::{BinaryOp, CmpOp, LogicOp, UnaryOp};
 use gpukit_tensor::Tensor;
 
-use super::{OpSpec, boolv, host_scalar, one_of, opt, req, same, val};
+use super::{OpSpec, X, boolv, float_in, host_scalar, one_of, opt, req, same, spec, val};
 use crate::attrs::Attrs;
 use crate::elem::ElemType;
 use crate::error::{OpError, OpResult};
 use crate::value::Value;
-
-type X<'a> = &'a [Option<Value>];
-
-const fn spec(
-    name: &'static str,
-    attrs: &'static [&'static str],
-    max_inputs: usize,
-    run: super::RunFn,
-) -> OpSpec {
-    OpSpec {
-        name,
-        attrs,
-        max_inputs,
-        check: None,
-        run,
-    }
-}
 
 pub(super) static SPECS: &[OpSpec] = &[
     spec("Abs", &[], 1, |_, x| Ok(vec![val(req(x, 0)?.t.abs()?)])),
@@ -183,18 +166,6 @@ pub(super) static SPECS: &[OpSpec] = &[
         Ok(vec![val(t.t.clip(lo, hi)?)])
     }),
 ];
-
-/// Input `i` as a floating-point tensor (an integer or bool one is an error).
-fn float_in(x: X<'_>, i: usize) -> OpResult<&Tensor> {
-    let v = req(x, i)?;
-    if !v.ty.is_float() {
-        return Err(OpError::Invalid(format!(
-            "input {i} is {}, the op takes floating-point tensors",
-            v.ty
-        )));
-    }
-    Ok(&v.t)
-}
 
 /// Input `i` as a bool mask (0/1 i32).
 fn bool_in(x: X<'_>, i: usize) -> OpResult<&Value> {

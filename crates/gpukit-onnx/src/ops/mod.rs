@@ -50,7 +50,7 @@ impl std::fmt::Debug for OpSpec {
 }
 
 /// The spec of `op`, or `None` when gpukit does not run it.
-pub(crate) fn spec(op: &str) -> Option<&'static OpSpec> {
+pub(crate) fn find(op: &str) -> Option<&'static OpSpec> {
     math::SPECS
         .iter()
         .chain(shape::SPECS)
@@ -73,6 +73,37 @@ pub(crate) fn supported() -> Vec<&'static str> {
 }
 
 // ---- helpers shared by the families ------------------------------------------------
+
+/// An op's inputs (`None`: an absent optional input).
+pub(crate) type X<'a> = &'a [Option<Value>];
+
+/// A spec without a load-time check.
+pub(crate) const fn spec(
+    name: &'static str,
+    attrs: &'static [&'static str],
+    max_inputs: usize,
+    run: RunFn,
+) -> OpSpec {
+    OpSpec {
+        name,
+        attrs,
+        max_inputs,
+        check: None,
+        run,
+    }
+}
+
+/// Input `i` as a floating-point tensor (an integer or bool one is an error).
+pub(crate) fn float_in(x: X<'_>, i: usize) -> OpResult<&Tensor> {
+    let v = req(x, i)?;
+    if !v.ty.is_float() {
+        return Err(OpError::Invalid(format!(
+            "input {i} is {}, the op takes floating-point tensors",
+            v.ty
+        )));
+    }
+    Ok(&v.t)
+}
 
 /// Input `i`, which the op requires.
 pub(crate) fn req(x: &[Option<Value>], i: usize) -> OpResult<&Value> {

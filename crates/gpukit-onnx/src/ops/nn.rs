@@ -8,30 +8,15 @@ use gpukit_tensor::{
 };
 
 use super::{
-    Ctx, OpSpec, dims_i64, host_ints, host_scalar, norm_axis, one_of, opt, req, same, sizes, val,
+    Ctx, OpSpec, X, dims_i64, host_ints, host_scalar, norm_axis, one_of, opt, req, same, sizes,
+    spec, val,
 };
 use crate::attrs::Attrs;
 use crate::elem::ElemType;
 use crate::error::{OpError, OpResult};
 use crate::value::Value;
 
-type X<'a> = &'a [Option<Value>];
-
-const fn spec(
-    name: &'static str,
-    attrs: &'static [&'static str],
-    max_inputs: usize,
-    run: super::RunFn,
-) -> OpSpec {
-    OpSpec {
-        name,
-        attrs,
-        max_inputs,
-        check: None,
-        run,
-    }
-}
-
+const ARG_ATTRS: &[&str] = &["axis", "keepdims", "select_last_index"];
 const REDUCE_ATTRS: &[&str] = &["axes", "keepdims", "noop_with_empty_axes"];
 const CONV_ATTRS: &[&str] = &[
     "auto_pad",
@@ -255,30 +240,8 @@ pub(super) static SPECS: &[OpSpec] = &[
     spec("ReduceLogSumExp", REDUCE_ATTRS, 2, |c, x| {
         reduce(c, x, ReduceOp::LogSumExp)
     }),
-    spec(
-        "ArgMax",
-        &["axis", "keepdims", "select_last_index"],
-        1,
-        |c, x| {
-            Ok(vec![val(req(x, 0)?.t.argmax_select(
-                c.attrs.int("axis", 0)?,
-                c.attrs.flag("keepdims", true)?,
-                c.attrs.flag("select_last_index", false)?,
-            )?)])
-        },
-    ),
-    spec(
-        "ArgMin",
-        &["axis", "keepdims", "select_last_index"],
-        1,
-        |c, x| {
-            Ok(vec![val(req(x, 0)?.t.argmin(
-                c.attrs.int("axis", 0)?,
-                c.attrs.flag("keepdims", true)?,
-                c.attrs.flag("select_last_index", false)?,
-            )?)])
-        },
-    ),
+    spec("ArgMax", ARG_ATTRS, 1, |c, x| arg(c, x, true)),
+    spec("ArgMin", ARG_ATTRS, 1, |c, x| arg(c, x, false)),
     spec("CumSum", &["exclusive", "reverse"], 2, |c, x| {
         let axis = host_ints(req(x, 1)?, "CumSum's axis")?;
         let [axis] = axis[..] else {
@@ -432,6 +395,21 @@ pub(super) static SPECS: &[OpSpec] = &[
         )
     },
 ];
+
+/// ArgMax (`max`) or ArgMin: i64 indices along `axis`.
+fn arg(c: &Ctx<'_>, x: X<'_>, max: bool) -> OpResult<Vec<Value>> {
+    let t = &req(x, 0)?.t;
+    let (axis, keep, last) = (
+        c.attrs.int("axis", 0)?,
+        c.attrs.flag("keepdims", true)?,
+        c.attrs.flag("select_last_index", false)?,
+    );
+    Ok(vec![val(if max {
+        t.argmax_select(axis, keep, last)?
+    } else {
+        t.argmin(axis, keep, last)?
+    })])
+}
 
 /// The Reduce* family: axes as an attribute before opset 18 (13 for ReduceSum), as an
 /// input after; absent axes reduce everything unless `noop_with_empty_axes`.

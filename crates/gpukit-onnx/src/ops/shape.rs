@@ -6,7 +6,8 @@ use gpukit_core::DType;
 use gpukit_tensor::{PadMode, Tensor};
 
 use super::{
-    Ctx, OpSpec, dims_i64, host_ints, host_scalar, norm_axis, one_of, opt, req, same, sizes, val,
+    Ctx, OpSpec, X, dims_i64, host_ints, host_scalar, norm_axis, one_of, opt, req, same, sizes,
+    spec, val,
 };
 use crate::attrs::{Attr, Attrs};
 use crate::elem::ElemType;
@@ -14,26 +15,9 @@ use crate::error::{OpError, OpResult};
 use crate::host::HostTensor;
 use crate::value::Value;
 
-type X<'a> = &'a [Option<Value>];
-
 /// The most elements Range computes on the host (2^26): a larger one is an error, not
 /// an allocation a malformed model could make arbitrarily large.
 const MAX_RANGE: usize = 1 << 26;
-
-const fn spec(
-    name: &'static str,
-    attrs: &'static [&'static str],
-    max_inputs: usize,
-    run: super::RunFn,
-) -> OpSpec {
-    OpSpec {
-        name,
-        attrs,
-        max_inputs,
-        check: None,
-        run,
-    }
-}
 
 pub(super) static SPECS: &[OpSpec] = &[
     spec("Shape", &["start", "end"], 1, |c, x| {

@@ -18,26 +18,14 @@ pub enum D {
 }
 
 pub fn vi(name: &str, elem: i32, dims: &[D]) -> ValueInfoProto {
-    ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(TypeProto {
-            tensor_type: Some(TypeProtoTensor {
-                elem_type: Some(elem),
-                shape: Some(TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|d| Dimension {
-                            value: Some(match d {
-                                D::N(n) => DimValue::DimValue(*n),
-                                D::S(s) => DimValue::DimParam((*s).into()),
-                            }),
-                        })
-                        .collect(),
-                }),
-            }),
-            ..Default::default()
-        }),
-    }
+    let dims: Vec<DimValue> = dims
+        .iter()
+        .map(|d| match d {
+            D::N(n) => DimValue::DimValue(*n),
+            D::S(s) => DimValue::DimParam((*s).into()),
+        })
+        .collect();
+    ValueInfoProto::tensor(name, elem, &dims)
 }
 
 pub fn f32_tensor(name: &str, dims: &[i64], v: &[f32]) -> TensorProto {
@@ -103,14 +91,7 @@ pub fn node(
     outputs: &[&str],
     attrs: Vec<AttributeProto>,
 ) -> NodeProto {
-    NodeProto {
-        name: Some(name.into()),
-        op_type: Some(op.into()),
-        input: inputs.iter().map(|s| (*s).into()).collect(),
-        output: outputs.iter().map(|s| (*s).into()).collect(),
-        attribute: attrs,
-        ..Default::default()
-    }
+    NodeProto::new(name, op, inputs, outputs, attrs)
 }
 
 pub fn model(
