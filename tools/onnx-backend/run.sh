@@ -14,7 +14,7 @@
 #    --min-pass-rate 0.9 (cases of supported ops in gpukit's element types) with no
 #    cross-device mismatch; the report goes to target/onnx-node/report.md (and
 #    target/onnx-models/report.md). Extra options go to backend_test (e.g. --failures,
-#    --devices cpu, --filter attention).
+#    --devices cpu, --filter attention, --first-device-only test_light as CI does).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 models=0
