@@ -1,6 +1,6 @@
 //! Shape, movement and glue ops: Shape, Size, Reshape, Flatten, Squeeze, Unsqueeze,
 //! Concat, Split, Slice, Transpose, Expand, Tile, Pad, Gather, GatherElements,
-//! Constant, ConstantOfShape, Range, Dropout.
+//! ScatterND, Constant, ConstantOfShape, Range, Dropout.
 
 use gpukit_core::DType;
 use gpukit_tensor::{PadMode, Tensor};
@@ -318,6 +318,17 @@ pub(super) static SPECS: &[OpSpec] = &[
         let t = Tensor::from_slice(c.kit, &v, &[v.len()])?.to_dtype(ty.dtype())?;
         Ok(vec![Value { t, ty }])
     }),
+    OpSpec {
+        check: Some(|a, _, _, _| {
+            one_of(
+                a,
+                "reduction",
+                "none",
+                &["none", "add", "mul", "max", "min"],
+            )
+        }),
+        ..spec("ScatterND", &["reduction"], 3, scatter_nd)
+    },
     spec("Dropout", &["ratio", "seed", "is_test"], 3, |c, x| {
         // Inference: the input passes unchanged, the mask is all true.
         let v = req(x, 0)?;
@@ -334,6 +345,62 @@ pub(super) static SPECS: &[OpSpec] = &[
         Ok(out)
     }),
 ];
+
+/// ScatterND as ScatterElements on the flattened data: each index tuple (the last axis
+/// of `indices`, negative from the end) names a slice of `data`, whose elements the
+/// matching `updates` slice writes (or combines with `reduction`), in the row-major
+/// order of `updates` (duplicates as the reference applies them).
+fn scatter_nd(c: &Ctx<'_>, x: X<'_>) -> OpResult<Vec<Value>> {
+    let (d, iv, u) = (req(x, 0)?, req(x, 1)?, req(x, 2)?);
+    let name = c.attrs.string("reduction", "none")?;
+    let red = gpukit_tensor::ScatterReduction::parse(&name)
+        .ok_or_else(|| OpError::Unsupported(format!("reduction = \"{name}\"")))?;
+    let dims = d.dims();
+    let idims = iv.dims();
+    let k = *idims
+        .last()
+        .ok_or_else(|| OpError::Invalid("indices must have rank >= 1".into()))?;
+    if k == 0 || k > dims.len() {
+        return Err(OpError::Invalid(format!(
+            "index tuples of {k} for data of rank {}",
+            dims.len()
+        )));
+    }
+    let mut want: Vec<usize> = idims[..idims.len() - 1].to_vec();
+    want.extend_from_slice(&dims[k..]);
+    if u.dims() != want.as_slice() {
+        return Err(OpError::Invalid(format!(
+            "updates of dims {:?}, want {want:?}",
+            u.dims()
+        )));
+    }
+    let idx = host_ints(iv, "ScatterND's indices")?;
+    let slice: usize = dims[k..].iter().product();
+    let mut flat = Vec::with_capacity(u.t.numel());
+    for tuple in idx.chunks_exact(k) {
+        let mut base = 0usize;
+        for (j, &i) in tuple.iter().enumerate() {
+            let len = dims[j] as i64;
+            let i = if i < 0 { i + len } else { i };
+            if !(0..len).contains(&i) {
+                return Err(OpError::Invalid(format!(
+                    "index {i} out of range for axis {j} of length {len}"
+                )));
+            }
+            base = base * dims[j] + i as usize;
+        }
+        flat.extend((0..slice).map(|e| (base * slice + e) as i64));
+    }
+    let n = d.t.numel();
+    let fi = Tensor::from_slice(c.kit, &flat, &[flat.len()])?;
+    let y = d.t.reshape(&[n as i64])?.scatter_elements(
+        0,
+        &fi,
+        &u.t.reshape(&[flat.len() as i64])?,
+        red,
+    )?;
+    Ok(vec![same(d, y.reshape(&dims_i64(dims))?)])
+}
 
 /// An i64 tensor from host values.
 fn ints(c: &Ctx<'_>, v: &[i64], dims: &[usize]) -> OpResult<Value> {
