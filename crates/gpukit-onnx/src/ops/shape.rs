@@ -280,7 +280,7 @@ pub(super) static SPECS: &[OpSpec] = &[
         let t = one.to_tensor(c.kit)?.broadcast_to(&shape)?.contiguous()?;
         Ok(vec![Value { t, ty: one.ty }])
     }),
-    spec("Range", &[], 3, |c, x| {
+    spec("Range", &["stash_type"], 3, |c, x| {
         let (s, l, d) = (req(x, 0)?, req(x, 1)?, req(x, 2)?);
         let ty = s.ty;
         if ty.is_float() {
@@ -292,13 +292,31 @@ pub(super) static SPECS: &[OpSpec] = &[
             if d == 0.0 || !d.is_finite() {
                 return Err(OpError::Invalid(format!("delta {d}")));
             }
-            let n = ((l - s) / d).ceil().max(0.0);
+            if c.attrs.int("stash_type", 1)? != 1 {
+                return Err(OpError::Unsupported("stash_type other than float".into()));
+            }
+            // The count `ceil((limit - start) / delta)` and each `start + i·delta` in
+            // the input's precision (f32 for f32, f16 and bf16: the stash type), on the
+            // host: the same bits on every device.
+            let wide = ty == ElemType::F64;
+            let n = if wide {
+                ((l - s) / d).ceil()
+            } else {
+                f64::from(((l as f32 - s as f32) / d as f32).ceil())
+            }
+            .max(0.0);
             if n.is_nan() || n > MAX_RANGE as f64 {
                 return Err(OpError::Invalid(format!("Range of {n} elements")));
             }
-            // start + i·delta in f64, rounded once to the type (computed on the host:
-            // the same bits on every device).
-            let v: Vec<f64> = (0..n as usize).map(|i| s + i as f64 * d).collect();
+            let v: Vec<f64> = (0..n as usize)
+                .map(|i| {
+                    if wide {
+                        s + i as f64 * d
+                    } else {
+                        f64::from(s as f32 + i as f32 * d as f32)
+                    }
+                })
+                .collect();
             let t = Tensor::from_slice(c.kit, &v, &[v.len()])?.to_dtype(ty.dtype())?;
             return Ok(vec![val(t)]);
         }
