@@ -16,6 +16,9 @@
 #   5. calibration of the roofline model: the selftest workload's measured kernel times
 #      (`gpukit profile --device cuda:0 --json`) beside its census prediction for this
 #      GPU (`gpukit profile --census --gpu KEY --json`, no GPU needed), per kernel,
+#   6. ONNX's backend node tests of the supported ops (in gpukit's element types) and
+#      the light architectures through gpukit-onnx on cpu and cuda:0, compared with the
+#      expected outputs and with each other bit for bit (docs/onnx.md),
 # and prints one summary table last. With the device tool:
 #   run(command="bash tools/gpu-check/gpu-check.sh run", carry=["target/gpu-pack"],
 #       timeout_s=480)
@@ -45,6 +48,26 @@ for line in sys.stdin:
             and m["profile"]["test"] and not any(h in m["package_id"] for h in host_only)):
         print(m["executable"])
 ' | while read -r exe; do cp "$exe" "$pack/tests/"; done
+  # ONNX's backend tests (docs/onnx.md): the runner, and the cases of supported ops in
+  # gpukit's element types plus the light architectures (a few MiB).
+  cargo build --release -p gpukit-onnx --example backend_test
+  cp "${CARGO_TARGET_DIR:-target}/release/examples/backend_test" "$pack/bin/"
+  [[ -f target/onnx-node/.stamp ]] || tools/onnx-backend/run.sh --models --devices cpu > /dev/null
+  python3 - "$pack/onnx" <<'PY'
+import json, os, shutil, sys
+out = sys.argv[1]
+ops = set(os.popen("target/release/examples/backend_test --list-ops").read().split())
+for kind, src in (("node", "target/onnx-node"), ("models", "target/onnx-models")):
+    for d in sorted(os.listdir(src)):
+        p = os.path.join(src, d, "case.json")
+        if not os.path.exists(p):
+            continue
+        j = json.load(open(p))
+        keep = j.get("light") or (not j["expanded"] and j["gpukit_types"] and j["op"] in ops)
+        if keep and "skip" not in j:
+            shutil.copytree(os.path.join(src, d), os.path.join(out, kind, d))
+PY
+  tar -C "$pack" -cJf "$pack/onnx.tar.xz" onnx && rm -rf "$pack/onnx"
   strip "$pack"/bin/* "$pack"/tests/*
   # Binaries embed the PTX (text): xz shrinks them several-fold under the carry limit.
   tar -C "$pack" -cJf "$pack/bins.tar.xz" bin tests
@@ -115,6 +138,11 @@ if rows:
     r = sorted(x[0] for x in rows)
     print(f"meas/est: median {r[len(r) // 2]:.2f}, min {r[0]:.2f}, max {r[-1]:.2f} over {len(r)} kernels")
 PY
+  echo "== ONNX backend tests through gpukit-onnx: cpu and cuda:0, bit for bit"
+  tar -C "$pack" -xJf "$pack/onnx.tar.xz"
+  "$pack/bin/backend_test" "$pack/onnx/node" --devices cpu,cuda:0 --min-pass-rate 0.9 --failures > "$out/onnx_node.txt" 2>&1; onx=$?
+  "$pack/bin/backend_test" "$pack/onnx/models" --devices cpu,cuda:0 --failures > "$out/onnx_models.txt" 2>&1; onm=$?
+  grep -E "^(MISMATCH|FAIL)" "$out/onnx_node.txt" "$out/onnx_models.txt" | head -20
   echo
   echo "================ GPU check summary ================"
   echo "GPU / driver:  $(cat "$out/smi.txt" 2>/dev/null)"
@@ -125,6 +153,8 @@ PY
   grep -E "matmul|attention|add f32|sum f32|softmax" "$out/bench.txt" | sed 's/^/  gpukit  /'
   grep -E "matmul|attention" "$out/torch.txt" | sed 's/^/  torch   /'
   echo "calibration:   $(tail -1 "$out/calibration.txt" 2>/dev/null)"
+  echo "onnx node:     $(tail -1 "$out/onnx_node.txt") (exit $onx)"
+  echo "onnx models:   $(tail -1 "$out/onnx_models.txt") (exit $onm)"
   ;;
 *)
   echo "usage: $0 pack|run" >&2; exit 2 ;;

@@ -9,6 +9,7 @@
 //! cargo run --release -p gpukit-onnx --example backend_test -- DATA_DIR
 //!     [--devices cpu,ptx-emu] [--filter SUBSTRING] [--markdown FILE]
 //!     [--min-pass-rate 0.9] [--failures] [--first-device-only SUBSTRING]
+//! cargo run --release -p gpukit-onnx --example backend_test -- --list-ops
 //! ```
 //!
 //! `--first-device-only S`: the cases whose name contains S run on the first device
@@ -314,6 +315,10 @@ fn main() -> ExitCode {
             "--min-pass-rate" => min_rate = it.next().and_then(|v| v.parse().ok()).unwrap_or(0.0),
             "--failures" => show_failures = true,
             "--first-device-only" => first_only = it.next().cloned(),
+            "--list-ops" => {
+                println!("{}", gpukit_onnx::supported_ops().join("\n"));
+                return ExitCode::SUCCESS;
+            }
             _ => pos.push(a.clone()),
         }
     }
