@@ -28,11 +28,13 @@ mod attrs;
 mod elem;
 mod error;
 mod fuse;
+mod graph;
 mod host;
 mod model;
 mod ops;
 pub mod proto;
 mod session;
+mod shapes;
 mod value;
 
 pub use elem::ElemType;

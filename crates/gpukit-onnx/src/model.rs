@@ -9,9 +9,12 @@ use prost::Message;
 use crate::attrs::{self, Attrs};
 use crate::elem::{ElemType, onnx_type_name};
 use crate::error::{OnnxError, OpError, Result};
+use crate::graph::Node;
+pub use crate::graph::{Dim, IoInfo};
 use crate::host::{self, HostTensor};
 use crate::ops::{self, OpSpec};
 use crate::proto::{self, DimValue, ModelProto};
+use crate::shapes::{self, Shape};
 
 /// The opsets of the default domain gpukit reads. 28 is the newest of onnx 1.23: the op
 /// changes since 23 add element types gpukit does not run, or attributes and inputs the
@@ -22,54 +25,6 @@ use crate::proto::{self, DimValue, ModelProto};
 /// Unsqueeze, Clip, TopK, the reductions).
 const OPSETS: std::ops::RangeInclusive<i64> = 1..=28;
 
-/// One dim of a graph input or output as the model declares it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Dim {
-    /// A fixed size.
-    Fixed(usize),
-    /// A named size (`batch_size`): every input dim of the same name must agree.
-    Symbolic(String),
-    /// Not given.
-    Unknown,
-}
-
-impl std::fmt::Display for Dim {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Dim::Fixed(n) => write!(f, "{n}"),
-            Dim::Symbolic(s) => f.write_str(s),
-            Dim::Unknown => f.write_str("?"),
-        }
-    }
-}
-
-/// A graph input or output: its name, element type and declared dims (`None` when the
-/// model gives no shape).
-#[derive(Debug, Clone, PartialEq)]
-pub struct IoInfo {
-    /// The value's name.
-    pub name: String,
-    /// The element type.
-    pub ty: ElemType,
-    /// The declared dims, `None` when the rank is not given.
-    pub dims: Option<Vec<Dim>>,
-    /// For an input: whether it has an initializer (a default value), so it may be
-    /// left out of a run.
-    pub has_default: bool,
-}
-
-/// A node, resolved: its op's spec, attributes and value ids.
-#[derive(Debug)]
-pub(crate) struct Node {
-    pub name: String,
-    pub op: String,
-    pub opset: i64,
-    pub spec: &'static OpSpec,
-    pub attrs: Attrs,
-    pub inputs: Vec<Option<usize>>,
-    pub outputs: Vec<Option<usize>>,
-}
-
 /// A loaded, checked ONNX model: what [`crate::Session`] plans and runs.
 #[derive(Debug)]
 pub struct Model {
@@ -78,6 +33,8 @@ pub struct Model {
     pub(crate) inputs: Vec<(usize, IoInfo)>,
     pub(crate) outputs: Vec<(usize, IoInfo)>,
     pub(crate) initializers: Vec<(usize, HostTensor)>,
+    /// Each value's dims as inferred at load time (`shapes.rs`).
+    shapes: Vec<Shape>,
     opset: i64,
     ir_version: i64,
     producer: String,
@@ -112,7 +69,8 @@ impl Model {
     /// (truncated, not protobuf, tensor data that does not match its dims);
     /// [`OnnxError::Unsupported`] naming the node and op for an op, attribute, element
     /// type or opset gpukit does not run; [`OnnxError::Invalid`] for an inconsistent
-    /// graph (an undefined or twice-defined value, a cycle).
+    /// graph (an undefined or twice-defined value, a cycle, shapes that load-time
+    /// inference finds in conflict, naming the node).
     pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
         Model::decode(bytes, None)
     }
@@ -237,7 +195,10 @@ impl Model {
             };
             outputs.push((id, io_info(vi, "output")?));
         }
+        let shapes = shapes::infer(&b.names, &nodes, &inputs, &outputs, &initializers)
+            .map_err(OnnxError::Invalid)?;
         Ok(Model {
+            shapes,
             names: b.names,
             nodes,
             inputs,
@@ -292,6 +253,14 @@ impl Model {
     /// The number of nodes.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// The dims of value `name` as inferred at load time from the graph inputs' declared
+    /// dims and the initializers (`Dim::Unknown` where the rules cannot tell), or `None`
+    /// when its rank is unknown or no value has that name.
+    pub fn value_dims(&self, name: &str) -> Option<&[Dim]> {
+        let id = self.names.iter().position(|n| n == name)?;
+        self.shapes[id].as_deref()
     }
 }
 

@@ -11,7 +11,8 @@ use gpukit_tensor::Tensor;
 use crate::elem::ElemType;
 use crate::error::{OnnxError, OpError, Result};
 use crate::fuse::{self, Step};
-use crate::model::{Dim, Model, Node};
+use crate::graph::{Dim, Node};
+use crate::model::Model;
 use crate::ops::Ctx;
 use crate::value::Value;
 

@@ -314,8 +314,8 @@ fn an_initializer_listed_as_input_is_a_default_the_run_may_replace() {
 }
 
 #[test]
-fn a_failing_node_is_named_in_the_run_error() {
-    // Reshape to a shape of the wrong size fails at run time, naming the node.
+fn shape_conflicts_are_found_at_load_and_the_rest_at_run_time_naming_the_node() {
+    // A constant target shape of the wrong size: load-time inference names the node.
     let bytes = model(
         vec![node("bad_reshape", "Reshape", &["x", "s"], &["y"], vec![])],
         vec![i64_tensor("s", &[1], &[5])],
@@ -323,13 +323,69 @@ fn a_failing_node_is_named_in_the_run_error() {
         vec![vi("y", FLOAT, &[D::N(5)])],
         21,
     );
+    let e = load_err(&bytes).to_string();
+    assert!(
+        e.contains("`bad_reshape`") && e.contains("4 elements"),
+        "{e}"
+    );
+    // MatMul's inner dims and broadcasting, and a graph output declared otherwise.
+    let mm = model(
+        vec![node("mm", "MatMul", &["a", "b"], &["y"], vec![])],
+        vec![],
+        vec![
+            vi("a", FLOAT, &[D::S("n"), D::N(3)]),
+            vi("b", FLOAT, &[D::N(4), D::N(2)]),
+        ],
+        vec![vi("y", FLOAT, &[D::S("n"), D::N(2)])],
+        21,
+    );
+    assert!(load_err(&mm).to_string().contains("inner dims 3 and 4"));
+    let add = model(
+        vec![node("plus", "Add", &["a", "b"], &["y"], vec![])],
+        vec![],
+        vec![
+            vi("a", FLOAT, &[D::N(2), D::N(3)]),
+            vi("b", FLOAT, &[D::N(4)]),
+        ],
+        vec![vi("y", FLOAT, &[D::N(2), D::N(3)])],
+        21,
+    );
+    assert!(load_err(&add).to_string().contains("`plus`"));
+    let declared = model(
+        vec![node("r", "Relu", &["a"], &["y"], vec![])],
+        vec![],
+        vec![vi("a", FLOAT, &[D::N(2), D::N(3)])],
+        vec![vi("y", FLOAT, &[D::N(3), D::N(2)])],
+        21,
+    );
+    assert!(load_err(&declared).to_string().contains("graph output `y`"));
+    // Inferred dims are readable; named dims carry through.
+    let m = Model::from_bytes(&mlp()).unwrap();
+    assert_eq!(
+        m.value_dims("y"),
+        Some(
+            &[
+                gpukit_onnx::Dim::Symbolic("batch".into()),
+                gpukit_onnx::Dim::Fixed(3)
+            ][..]
+        )
+    );
+    // A target shape given at run time: the run fails, naming the node.
+    let bytes = model(
+        vec![node("late_reshape", "Reshape", &["x", "s"], &["y"], vec![])],
+        vec![],
+        vec![vi("x", FLOAT, &[D::N(4)]), vi("s", INT64, &[D::N(1)])],
+        vec![vi("y", FLOAT, &[D::N(5)])],
+        21,
+    );
     let m = Model::from_bytes(&bytes).unwrap();
     let kit = gpukit::cpu().unwrap();
     let mut s = Session::new(&m, &kit).unwrap();
     let x = Tensor::from_slice(&kit, &[1f32; 4], &[4]).unwrap();
-    match s.run(&[("x", &x)]).unwrap_err() {
+    let shape = Tensor::from_slice(&kit, &[5i64], &[1]).unwrap();
+    match s.run(&[("x", &x), ("s", &shape)]).unwrap_err() {
         OnnxError::Node { node, op, .. } => {
-            assert_eq!((node.as_str(), op.as_str()), ("bad_reshape", "Reshape"))
+            assert_eq!((node.as_str(), op.as_str()), ("late_reshape", "Reshape"))
         }
         e => panic!("wrong error {e:?}"),
     }

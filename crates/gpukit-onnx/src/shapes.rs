@@ -1,0 +1,456 @@
+//! Shape inference at load time: each value's dims (fixed, named or unknown) from the
+//! graph inputs' declared dims and the initializers, through the ops whose output
+//! shape follows from their inputs' shapes (and constant shape operands). A definite
+//! conflict (dims that cannot broadcast, a MatMul's inner dims, a Concat's other dims,
+//! a Reshape of the wrong element count, a graph output declared with other dims) is
+//! an error at load time naming the node; whatever the rules cannot tell stays
+//! unknown, and the run checks it.
+
+use std::collections::HashMap;
+
+use crate::elem::ElemType;
+use crate::graph::{Dim, IoInfo, Node};
+use crate::host::HostTensor;
+
+/// A value's inferred dims; `None`: the rank is unknown.
+pub(crate) type Shape = Option<Vec<Dim>>;
+
+/// Ops whose (first) output has the first input's dims.
+const SAME: &[&str] = &[
+    "Abs",
+    "Neg",
+    "Relu",
+    "Exp",
+    "Log",
+    "Tanh",
+    "Sigmoid",
+    "Sqrt",
+    "Softplus",
+    "Sin",
+    "Cos",
+    "Erf",
+    "Gelu",
+    "LeakyRelu",
+    "Reciprocal",
+    "Identity",
+    "Softmax",
+    "LogSoftmax",
+    "Elu",
+    "Selu",
+    "Celu",
+    "Sign",
+    "Softsign",
+    "HardSigmoid",
+    "HardSwish",
+    "ThresholdedRelu",
+    "Mish",
+    "LRN",
+    "Cast",
+    "CastLike",
+    "Not",
+    "IsNaN",
+    "IsInf",
+    "Clip",
+    "LayerNormalization",
+    "GroupNormalization",
+    "InstanceNormalization",
+    "RMSNormalization",
+    "BatchNormalization",
+    "Dropout",
+    "CumSum",
+    "Trilu",
+    "ScatterElements",
+    "ScatterND",
+    "PRelu",
+];
+
+/// Ops whose output is the numpy broadcast of all inputs.
+const BROADCAST: &[&str] = &[
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Pow",
+    "Equal",
+    "Less",
+    "LessOrEqual",
+    "Greater",
+    "GreaterOrEqual",
+    "And",
+    "Or",
+    "Xor",
+    "Where",
+    "Sum",
+    "Mean",
+    "Max",
+    "Min",
+];
+
+/// Two dims broadcast: the result, or why they cannot.
+fn bcast(a: &Dim, b: &Dim) -> Result<Dim, String> {
+    use Dim::*;
+    Ok(match (a, b) {
+        (Fixed(1), x) | (x, Fixed(1)) => x.clone(),
+        (Fixed(p), Fixed(q)) if p == q => Fixed(*p),
+        (Fixed(p), Fixed(q)) => return Err(format!("dims {p} and {q} do not broadcast")),
+        (Fixed(p), _) | (_, Fixed(p)) => Fixed(*p),
+        (Symbolic(s), Symbolic(t)) if s == t => Symbolic(s.clone()),
+        _ => Unknown,
+    })
+}
+
+/// Numpy broadcasting of several shapes (right-aligned).
+fn broadcast_all(shapes: &[&Shape]) -> Result<Shape, String> {
+    let mut out: Vec<Dim> = Vec::new();
+    for s in shapes {
+        let Some(s) = s else { return Ok(None) };
+        let r = out.len().max(s.len());
+        let mut next = Vec::with_capacity(r);
+        for i in 0..r {
+            let a = (i + out.len()).checked_sub(r).map(|j| &out[j]);
+            let b = (i + s.len()).checked_sub(r).map(|j| &s[j]);
+            next.push(match (a, b) {
+                (Some(a), Some(b)) => bcast(a, b)?,
+                (Some(x), None) | (None, Some(x)) => x.clone(),
+                (None, None) => Dim::Fixed(1),
+            });
+        }
+        out = next;
+    }
+    Ok(Some(out))
+}
+
+fn fixed(d: &Dim) -> Option<usize> {
+    match d {
+        Dim::Fixed(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// The product of dims when all are fixed.
+fn numel(d: &[Dim]) -> Option<usize> {
+    d.iter()
+        .map(fixed)
+        .try_fold(1usize, |a, n| a.checked_mul(n?))
+}
+
+/// The small integer constants known at load time (initializers and Constant values of
+/// i32/i64, at most 64 elements): shape operands.
+fn ints_of(h: &HostTensor) -> Option<Vec<i64>> {
+    if h.numel() > 64 {
+        return None;
+    }
+    match h.ty {
+        ElemType::I64 => Some(
+            h.bytes
+                .chunks_exact(8)
+                .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect(),
+        ),
+        ElemType::I32 => Some(
+            h.bytes
+                .chunks_exact(4)
+                .map(|c| i64::from(i32::from_le_bytes(c.try_into().expect("4 bytes"))))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+fn axis(a: i64, rank: usize) -> Option<usize> {
+    let r = rank as i64;
+    (-r..r)
+        .contains(&a)
+        .then(|| if a < 0 { a + r } else { a } as usize)
+}
+
+/// Infers every value's dims; `Err` is a definite conflict, naming the node (or the
+/// graph output).
+pub(crate) fn infer(
+    names: &[String],
+    nodes: &[Node],
+    inputs: &[(usize, IoInfo)],
+    outputs: &[(usize, IoInfo)],
+    inits: &[(usize, HostTensor)],
+) -> Result<Vec<Shape>, String> {
+    let mut shapes: Vec<Shape> = vec![None; names.len()];
+    let mut ints: HashMap<usize, Vec<i64>> = HashMap::new();
+    for (id, h) in inits {
+        shapes[*id] = Some(h.dims.iter().map(|&d| Dim::Fixed(d)).collect());
+        if let Some(v) = ints_of(h) {
+            ints.insert(*id, v);
+        }
+    }
+    for (id, info) in inputs {
+        if !info.has_default {
+            shapes[*id] = info.dims.clone();
+        }
+    }
+    for n in nodes {
+        let inp = |i: usize| -> &Shape {
+            static NONE: Shape = None;
+            match n.inputs.get(i).copied().flatten() {
+                Some(id) => &shapes[id],
+                None => &NONE,
+            }
+        };
+        let const_in = |i: usize| {
+            n.inputs
+                .get(i)
+                .copied()
+                .flatten()
+                .and_then(|id| ints.get(&id))
+        };
+        let here = |what: String| format!("node `{}` ({}): {what}", n.name, n.op);
+        let op = n.op.as_str();
+        let out: Shape = if SAME.contains(&op) {
+            inp(0).clone()
+        } else if BROADCAST.contains(&op) {
+            let all: Vec<&Shape> = (0..n.inputs.len()).map(inp).collect();
+            broadcast_all(&all).map_err(here)?
+        } else {
+            match op {
+                "MatMul" => match (inp(0), inp(1)) {
+                    (Some(a), Some(b)) if a.len() >= 2 && b.len() >= 2 => {
+                        let (k1, k2) = (&a[a.len() - 1], &b[b.len() - 2]);
+                        if let (Some(p), Some(q)) = (fixed(k1), fixed(k2))
+                            && p != q
+                        {
+                            return Err(here(format!(
+                                "inner dims {p} and {q} differ (A {a:?}, B {b:?})"
+                            )));
+                        }
+                        let batch = broadcast_all(&[
+                            &Some(a[..a.len() - 2].to_vec()),
+                            &Some(b[..b.len() - 2].to_vec()),
+                        ])
+                        .map_err(here)?;
+                        batch.map(|mut d| {
+                            d.push(a[a.len() - 2].clone());
+                            d.push(b[b.len() - 1].clone());
+                            d
+                        })
+                    }
+                    _ => None,
+                },
+                "Gemm" => match (inp(0), inp(1)) {
+                    (Some(a), Some(b)) if a.len() == 2 && b.len() == 2 => {
+                        let ta = n.attrs.int("transA", 0).unwrap_or(0) != 0;
+                        let tb = n.attrs.int("transB", 0).unwrap_or(0) != 0;
+                        let (m, ka) = if ta { (&a[1], &a[0]) } else { (&a[0], &a[1]) };
+                        let (kb, nn) = if tb { (&b[1], &b[0]) } else { (&b[0], &b[1]) };
+                        if let (Some(p), Some(q)) = (fixed(ka), fixed(kb))
+                            && p != q
+                        {
+                            return Err(here(format!("inner dims {p} and {q} differ")));
+                        }
+                        Some(vec![m.clone(), nn.clone()])
+                    }
+                    _ => None,
+                },
+                "Transpose" => inp(0).as_ref().and_then(|d| {
+                    let perm = n
+                        .attrs
+                        .ints("perm")
+                        .ok()
+                        .flatten()
+                        .unwrap_or_else(|| (0..d.len() as i64).rev().collect());
+                    perm.iter()
+                        .map(|&p| usize::try_from(p).ok().and_then(|p| d.get(p).cloned()))
+                        .collect::<Option<Vec<_>>>()
+                        .filter(|v| v.len() == d.len())
+                }),
+                "Reshape" => match const_in(1) {
+                    Some(target) => {
+                        let allowzero = n.attrs.int("allowzero", 0).unwrap_or(0) != 0;
+                        let src = inp(0);
+                        let mut dims = Vec::with_capacity(target.len());
+                        let mut infer_at = None;
+                        for (i, &t) in target.iter().enumerate() {
+                            dims.push(match t {
+                                -1 => {
+                                    infer_at = Some(i);
+                                    Dim::Unknown
+                                }
+                                0 if !allowzero => src
+                                    .as_ref()
+                                    .and_then(|s| s.get(i).cloned())
+                                    .unwrap_or(Dim::Unknown),
+                                t if t >= 0 => Dim::Fixed(t as usize),
+                                _ => Dim::Unknown,
+                            });
+                        }
+                        let total = src.as_ref().and_then(|s| numel(s));
+                        if let Some(total) = total {
+                            let others: Option<usize> = dims
+                                .iter()
+                                .enumerate()
+                                .filter(|(i, _)| Some(*i) != infer_at)
+                                .map(|(_, d)| fixed(d))
+                                .try_fold(1usize, |a, n| a.checked_mul(n?));
+                            match (infer_at, others) {
+                                (Some(i), Some(o)) if o > 0 && total % o == 0 => {
+                                    dims[i] = Dim::Fixed(total / o);
+                                }
+                                (None, Some(o)) if o != total => {
+                                    return Err(here(format!(
+                                        "{total} elements reshaped to {target:?}"
+                                    )));
+                                }
+                                _ => {}
+                            }
+                        }
+                        Some(dims)
+                    }
+                    None => None,
+                },
+                "Unsqueeze" => {
+                    let axes = if n.opset < 13 {
+                        n.attrs.ints("axes").ok().flatten()
+                    } else {
+                        const_in(1).cloned()
+                    };
+                    match (inp(0), axes) {
+                        (Some(d), Some(axes)) => {
+                            let r = d.len() + axes.len();
+                            let mut ax: Vec<usize> =
+                                axes.iter().filter_map(|&a| axis(a, r)).collect();
+                            ax.sort_unstable();
+                            ax.dedup();
+                            (ax.len() == axes.len()).then(|| {
+                                let mut it = d.iter();
+                                (0..r)
+                                    .map(|i| {
+                                        if ax.contains(&i) {
+                                            Dim::Fixed(1)
+                                        } else {
+                                            it.next().cloned().unwrap_or(Dim::Unknown)
+                                        }
+                                    })
+                                    .collect()
+                            })
+                        }
+                        _ => None,
+                    }
+                }
+                "Squeeze" => {
+                    let axes = if n.opset < 13 {
+                        n.attrs.ints("axes").ok().flatten()
+                    } else {
+                        const_in(1).cloned()
+                    };
+                    match (inp(0), axes) {
+                        (Some(d), Some(axes)) => {
+                            let ax: Vec<usize> =
+                                axes.iter().filter_map(|&a| axis(a, d.len())).collect();
+                            Some(
+                                d.iter()
+                                    .enumerate()
+                                    .filter(|(i, _)| !ax.contains(i))
+                                    .map(|(_, x)| x.clone())
+                                    .collect(),
+                            )
+                        }
+                        _ => None,
+                    }
+                }
+                "Concat" => {
+                    let all: Vec<&Shape> = (0..n.inputs.len()).map(inp).collect();
+                    match all.iter().map(|s| s.as_ref()).collect::<Option<Vec<_>>>() {
+                        Some(ds) if !ds.is_empty() => {
+                            let r = ds[0].len();
+                            let a = n.attrs.int("axis", 0).ok().and_then(|a| axis(a, r));
+                            match a {
+                                Some(a) if ds.iter().all(|d| d.len() == r) => {
+                                    let mut out = ds[0].clone();
+                                    for d in &ds[1..] {
+                                        for i in (0..r).filter(|&i| i != a) {
+                                            if let (Some(p), Some(q)) =
+                                                (fixed(&out[i]), fixed(&d[i]))
+                                                && p != q
+                                            {
+                                                return Err(here(format!(
+                                                    "axis {i} is {p} in one input and {q} in another"
+                                                )));
+                                            }
+                                        }
+                                    }
+                                    out[a] = ds
+                                        .iter()
+                                        .map(|d| fixed(&d[a]))
+                                        .try_fold(0usize, |s, n| Some(s + n?))
+                                        .map_or(Dim::Unknown, Dim::Fixed);
+                                    Some(out)
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    }
+                }
+                "Shape" => inp(0).as_ref().map(|d| {
+                    let r = d.len() as i64;
+                    let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
+                    let s = clamp(n.attrs.int("start", 0).unwrap_or(0));
+                    let e = clamp(n.attrs.int("end", r).unwrap_or(r));
+                    vec![Dim::Fixed(e.saturating_sub(s))]
+                }),
+                "Size" => Some(Vec::new()),
+                "Flatten" => inp(0).as_ref().and_then(|d| {
+                    let a = n.attrs.int("axis", 1).ok()?;
+                    let a = if a == d.len() as i64 {
+                        d.len()
+                    } else {
+                        axis(a, d.len())?
+                    };
+                    let f = |s: &[Dim]| numel(s).map_or(Dim::Unknown, Dim::Fixed);
+                    Some(vec![f(&d[..a]), f(&d[a..])])
+                }),
+                "Gather" => match (inp(0), inp(1)) {
+                    (Some(d), Some(i)) => n
+                        .attrs
+                        .int("axis", 0)
+                        .ok()
+                        .and_then(|a| axis(a, d.len()))
+                        .map(|a| {
+                            let mut out = d[..a].to_vec();
+                            out.extend(i.iter().cloned());
+                            out.extend(d[a + 1..].iter().cloned());
+                            out
+                        }),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        if let Some(id) = n.outputs.first().copied().flatten() {
+            shapes[id] = out;
+        }
+        // The small integer constants a shape chain is built from.
+        if op == "Constant"
+            && let Some(id) = n.outputs.first().copied().flatten()
+            && let Some(Ok(Some(h))) = Some(n.attrs.tensor("value"))
+        {
+            shapes[id] = Some(h.dims.iter().map(|&d| Dim::Fixed(d)).collect());
+            if let Some(v) = ints_of(h) {
+                ints.insert(id, v);
+            }
+        }
+    }
+    for (id, info) in outputs {
+        if let (Some(got), Some(want)) = (&shapes[*id], &info.dims) {
+            let conflict = got.len() != want.len()
+                || got
+                    .iter()
+                    .zip(want)
+                    .any(|(g, w)| matches!((g, w), (Dim::Fixed(p), Dim::Fixed(q)) if p != q));
+            if conflict {
+                return Err(format!(
+                    "graph output `{}` is declared with dims {want:?}, its node gives {got:?}",
+                    info.name
+                ));
+            }
+        }
+    }
+    Ok(shapes)
+}
