@@ -543,7 +543,7 @@ fn check_resize(a: &Attrs, _: i64, _: usize, _: usize) -> OpResult<()> {
     Ok(())
 }
 
-/// ONNX Resize (inputs X, roi, scales, sizes; opset 10's X, scales).
+/// ONNX Resize from opset 11 (inputs X, roi, scales, sizes).
 fn resize(c: &Ctx<'_>, x: X<'_>) -> OpResult<Vec<Value>> {
     let a = c.attrs;
     let t = req(x, 0)?;
@@ -576,12 +576,15 @@ fn resize(c: &Ctx<'_>, x: X<'_>) -> OpResult<Vec<Value>> {
         "ceil" => NearestMode::Ceil,
         m => return Err(OpError::Unsupported(format!("nearest_mode = \"{m}\""))),
     };
-    let (scales, sizes_in) = if c.opset < 11 {
-        (opt(x, 1), None)
-    } else {
-        // roi (input 1) is read only by tf_crop_and_resize, which is refused.
-        (opt(x, 2), opt(x, 3))
-    };
+    if c.opset < 11 {
+        // Resize-10 names no coordinate rule (onnxruntime and the reference each pick
+        // one): refused rather than answered one way.
+        return Err(OpError::Unsupported(
+            "Resize before opset 11 (its coordinate rule is unspecified)".into(),
+        ));
+    }
+    // roi (input 1) is read only by tf_crop_and_resize, which is refused.
+    let (scales, sizes_in) = (opt(x, 2), opt(x, 3));
     let scales = match scales {
         Some(s) if s.t.numel() > 0 => Some(s.t.to_dtype(DType::F32)?.to_vec::<f32>()?),
         _ => None,
