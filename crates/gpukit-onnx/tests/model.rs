@@ -469,3 +469,64 @@ fn einsum_contracts_like_matmul_and_refuses_malformed_equations() {
         assert!(run(bad, &a, &[2, 3], &b, &[3, 2]).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn external_data_is_read_beside_the_model_and_never_outside_it() {
+    use gpukit_onnx::proto::{StringStringEntryProto, TensorProto};
+    let dir = std::env::temp_dir().join(format!("gpukit_onnx_ext_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 8 bytes of padding, then the bias [3] f32.
+    let mut blob = vec![0xEEu8; 8];
+    blob.extend([1.0f32, 2.0, 3.0].iter().flat_map(|v| v.to_le_bytes()));
+    std::fs::write(dir.join("weights.bin"), &blob).unwrap();
+    let ext = |location: &str, offset: &str, length: &str| TensorProto {
+        name: Some("bias".into()),
+        dims: vec![3],
+        data_type: Some(FLOAT),
+        data_location: Some(1),
+        external_data: [
+            ("location", location),
+            ("offset", offset),
+            ("length", length),
+        ]
+        .iter()
+        .map(|(k, v)| StringStringEntryProto {
+            key: Some((*k).into()),
+            value: Some((*v).into()),
+        })
+        .collect(),
+        ..Default::default()
+    };
+    let with = |t: TensorProto| {
+        model(
+            vec![node("n", "Add", &["x", "bias"], &["y"], vec![])],
+            vec![t],
+            vec![vi("x", FLOAT, &[D::N(3)])],
+            vec![vi("y", FLOAT, &[D::N(3)])],
+            21,
+        )
+    };
+    let path = dir.join("m.onnx");
+    std::fs::write(&path, with(ext("weights.bin", "8", "12"))).unwrap();
+    let m = Model::load(&path).unwrap();
+    let kit = gpukit::cpu().unwrap();
+    let mut s = Session::new(&m, &kit).unwrap();
+    let x = Tensor::from_slice(&kit, &[10f32, 20.0, 30.0], &[3]).unwrap();
+    let y = s.run(&[("x", &x)]).unwrap();
+    assert_eq!(y[0].tensor().to_vec::<f32>().unwrap(), [11.0, 22.0, 33.0]);
+    // From bytes there is no folder: an error, as are escapes, short files and lengths
+    // that disagree with the dims.
+    assert!(Model::from_bytes(&with(ext("weights.bin", "8", "12"))).is_err());
+    for (loc, off, len, want) in [
+        ("../weights.bin", "0", "12", "leaves the model's folder"),
+        ("/etc/passwd", "0", "12", "leaves the model's folder"),
+        ("weights.bin", "16", "12", "past the end"),
+        ("weights.bin", "0", "8", "the dims need 12 bytes"),
+        ("absent.bin", "0", "12", "absent.bin"),
+    ] {
+        std::fs::write(&path, with(ext(loc, off, len))).unwrap();
+        let e = Model::load(&path).unwrap_err().to_string();
+        assert!(e.contains(want), "{loc}: {e}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
