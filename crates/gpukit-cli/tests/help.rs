@@ -4,12 +4,13 @@
 
 use std::process::Command;
 
-const COMMANDS: [&str; 6] = [
+const COMMANDS: [&str; 7] = [
     "devices",
     "selftest",
     "bench",
     "profile",
     "emu-check",
+    "onnx",
     "completions",
 ];
 
@@ -75,6 +76,14 @@ fn every_command_has_its_help() {
     assert!(opts("profile").contains("--trace <FILE>"));
     assert!(!opts("selftest").contains("--trace"));
     assert!(opts("bench").contains("--quick"));
+    for o in [
+        "<MODEL.onnx>",
+        "--input <NAME=FILE.npy>",
+        "--output-dir <DIR>",
+        "--profile",
+    ] {
+        assert!(opts("onnx").contains(o), "onnx: {o}");
+    }
     for c in ["selftest", "profile", "emu-check"] {
         assert!(opts(c).contains("--filter <TEXT>"), "{c}");
     }

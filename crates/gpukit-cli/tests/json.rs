@@ -2,27 +2,12 @@
 //! tool has always printed, its rows agreeing with the text table of the same command
 //! and with the library (`gpukit::selftest::checks`, `gpukit::abi`).
 
+mod common;
+
+use common::gpukit;
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use serde_json::Value;
-
-/// Runs `gpukit args` (no `GPUKIT_DEVICE`, no log) and returns its status, stdout and
-/// stderr.
-fn gpukit(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_gpukit"))
-        .args(args)
-        .env_remove("GPUKIT_DEVICE")
-        .env_remove("GPUKIT_LOG")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the gpukit binary runs");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8(o.stdout).expect("UTF-8 stdout"),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
 
 /// Runs `gpukit args`, expects status 0 and one line of JSON, and parses it.
 fn json(args: &[&str]) -> Value {

@@ -4,27 +4,14 @@
 //! command gives exactly the bits of gpukit-onnx's `Session` in-process (which
 //! examples/minilm's test holds equal to the hand-written tensor-API graph).
 
+mod common;
+
+use common::gpukit;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use gpukit::Tensor;
 use gpukit_onnx::proto::*;
 use prost::Message;
-
-fn gpukit(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_gpukit"))
-        .args(args)
-        .env_remove("GPUKIT_DEVICE")
-        .env_remove("GPUKIT_LOG")
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the gpukit binary runs");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8(o.stdout).expect("UTF-8 stdout"),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
 
 /// A fresh folder under the target dir.
 fn scratch(name: &str) -> PathBuf {

@@ -202,6 +202,15 @@ pub(crate) fn infer(
                 .and_then(|id| ints.get(&id))
         };
         let here = |what: String| format!("node `{}` ({}): {what}", n.name, n.op);
+        // Squeeze's and Unsqueeze's axes: the attribute before opset 13, else a
+        // constant input.
+        let axes_of = || {
+            if n.opset < 13 {
+                n.attrs.ints("axes").ok().flatten()
+            } else {
+                const_in(1).cloned()
+            }
+        };
         let op = n.op.as_str();
         let out: Shape = if SAME.contains(&op) {
             inp(0).clone()
@@ -304,56 +313,41 @@ pub(crate) fn infer(
                     }
                     None => None,
                 },
-                "Unsqueeze" => {
-                    let axes = if n.opset < 13 {
-                        n.attrs.ints("axes").ok().flatten()
-                    } else {
-                        const_in(1).cloned()
-                    };
-                    match (inp(0), axes) {
-                        (Some(d), Some(axes)) => {
-                            let r = d.len() + axes.len();
-                            let mut ax: Vec<usize> =
-                                axes.iter().filter_map(|&a| axis(a, r)).collect();
-                            ax.sort_unstable();
-                            ax.dedup();
-                            (ax.len() == axes.len()).then(|| {
-                                let mut it = d.iter();
-                                (0..r)
-                                    .map(|i| {
-                                        if ax.contains(&i) {
-                                            Dim::Fixed(1)
-                                        } else {
-                                            it.next().cloned().unwrap_or(Dim::Unknown)
-                                        }
-                                    })
-                                    .collect()
-                            })
-                        }
-                        _ => None,
+                "Unsqueeze" => match (inp(0), axes_of()) {
+                    (Some(d), Some(axes)) => {
+                        let r = d.len() + axes.len();
+                        let mut ax: Vec<usize> = axes.iter().filter_map(|&a| axis(a, r)).collect();
+                        ax.sort_unstable();
+                        ax.dedup();
+                        (ax.len() == axes.len()).then(|| {
+                            let mut it = d.iter();
+                            (0..r)
+                                .map(|i| {
+                                    if ax.contains(&i) {
+                                        Dim::Fixed(1)
+                                    } else {
+                                        it.next().cloned().unwrap_or(Dim::Unknown)
+                                    }
+                                })
+                                .collect()
+                        })
                     }
-                }
-                "Squeeze" => {
-                    let axes = if n.opset < 13 {
-                        n.attrs.ints("axes").ok().flatten()
-                    } else {
-                        const_in(1).cloned()
-                    };
-                    match (inp(0), axes) {
-                        (Some(d), Some(axes)) => {
-                            let ax: Vec<usize> =
-                                axes.iter().filter_map(|&a| axis(a, d.len())).collect();
-                            Some(
-                                d.iter()
-                                    .enumerate()
-                                    .filter(|(i, _)| !ax.contains(i))
-                                    .map(|(_, x)| x.clone())
-                                    .collect(),
-                            )
-                        }
-                        _ => None,
+                    _ => None,
+                },
+                "Squeeze" => match (inp(0), axes_of()) {
+                    (Some(d), Some(axes)) => {
+                        let ax: Vec<usize> =
+                            axes.iter().filter_map(|&a| axis(a, d.len())).collect();
+                        Some(
+                            d.iter()
+                                .enumerate()
+                                .filter(|(i, _)| !ax.contains(i))
+                                .map(|(_, x)| x.clone())
+                                .collect(),
+                        )
                     }
-                }
+                    _ => None,
+                },
                 "Concat" => {
                     let all: Vec<&Shape> = (0..n.inputs.len()).map(inp).collect();
                     match all.iter().map(|s| s.as_ref()).collect::<Option<Vec<_>>>() {

@@ -5,19 +5,12 @@
 
 mod common;
 
+use common::bits;
 use gpukit::Tensor;
 use gpukit_example_minilm::{
     Batch, DEFAULT_SENTENCES, MiniLm, Tokenizer, default_model_dir, tokenizer_path, weights_path,
 };
 use gpukit_onnx::{Model, Session};
-
-fn bits(t: &Tensor) -> Vec<u32> {
-    t.to_vec::<f32>()
-        .unwrap()
-        .iter()
-        .map(|v| v.to_bits())
-        .collect()
-}
 
 /// Runs the ONNX file and the hand-written graph on `device`; asserts equal bits for
 /// the last hidden states and the pooled output.

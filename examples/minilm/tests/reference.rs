@@ -9,7 +9,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use common::model_dir;
+use common::{bits, model_dir};
 
 use gpukit::{Kit, Tensor};
 use gpukit_example_minilm::{
@@ -24,14 +24,6 @@ fn reference(kit: &Kit) -> BTreeMap<String, Tensor> {
 
 fn f32s(m: &BTreeMap<String, Tensor>, k: &str) -> Vec<f32> {
     m[k].to_vec::<f32>().unwrap()
-}
-
-fn bits(t: &Tensor) -> Vec<u32> {
-    t.to_vec::<f32>()
-        .unwrap()
-        .iter()
-        .map(|v| v.to_bits())
-        .collect()
 }
 
 fn max_abs(a: &[f32], b: &[f32]) -> f64 {

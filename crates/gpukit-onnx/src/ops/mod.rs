@@ -191,6 +191,16 @@ pub(crate) fn one_of(attrs: &Attrs, key: &str, default: &str, allowed: &[&str]) 
     }
 }
 
+/// The `reduction` attribute of ScatterElements and ScatterND.
+pub(crate) fn check_reduction(a: &Attrs, _: i64, _: usize, _: usize) -> OpResult<()> {
+    one_of(
+        a,
+        "reduction",
+        "none",
+        &["none", "add", "mul", "max", "min"],
+    )
+}
+
 /// The dims as i64 (for reshape).
 pub(crate) fn dims_i64(d: &[usize]) -> Vec<i64> {
     d.iter().map(|&x| x as i64).collect()

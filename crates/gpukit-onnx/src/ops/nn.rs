@@ -16,6 +16,13 @@ use crate::elem::ElemType;
 use crate::error::{OpError, OpResult};
 use crate::value::Value;
 
+/// A Reduce* op's spec.
+macro_rules! reduce_spec {
+    ($name:literal, $op:ident) => {
+        spec($name, REDUCE_ATTRS, 2, |c, x| reduce(c, x, ReduceOp::$op))
+    };
+}
+
 const ARG_ATTRS: &[&str] = &["axis", "keepdims", "select_last_index"];
 const REDUCE_ATTRS: &[&str] = &["axes", "keepdims", "noop_with_empty_axes"];
 const CONV_ATTRS: &[&str] = &[
@@ -216,30 +223,14 @@ pub(super) static SPECS: &[OpSpec] = &[
         7,
         super::attention::attention,
     ),
-    spec("ReduceSum", REDUCE_ATTRS, 2, |c, x| {
-        reduce(c, x, ReduceOp::Sum)
-    }),
-    spec("ReduceMean", REDUCE_ATTRS, 2, |c, x| {
-        reduce(c, x, ReduceOp::Mean)
-    }),
-    spec("ReduceMax", REDUCE_ATTRS, 2, |c, x| {
-        reduce(c, x, ReduceOp::Max)
-    }),
-    spec("ReduceMin", REDUCE_ATTRS, 2, |c, x| {
-        reduce(c, x, ReduceOp::Min)
-    }),
-    spec("ReduceProd", REDUCE_ATTRS, 2, |c, x| {
-        reduce(c, x, ReduceOp::Prod)
-    }),
-    spec("ReduceL1", REDUCE_ATTRS, 2, |c, x| {
-        reduce(c, x, ReduceOp::L1)
-    }),
-    spec("ReduceL2", REDUCE_ATTRS, 2, |c, x| {
-        reduce(c, x, ReduceOp::L2)
-    }),
-    spec("ReduceLogSumExp", REDUCE_ATTRS, 2, |c, x| {
-        reduce(c, x, ReduceOp::LogSumExp)
-    }),
+    reduce_spec!("ReduceSum", Sum),
+    reduce_spec!("ReduceMean", Mean),
+    reduce_spec!("ReduceMax", Max),
+    reduce_spec!("ReduceMin", Min),
+    reduce_spec!("ReduceProd", Prod),
+    reduce_spec!("ReduceL1", L1),
+    reduce_spec!("ReduceL2", L2),
+    reduce_spec!("ReduceLogSumExp", LogSumExp),
     spec("ArgMax", ARG_ATTRS, 1, |c, x| arg(c, x, true)),
     spec("ArgMin", ARG_ATTRS, 1, |c, x| arg(c, x, false)),
     spec("CumSum", &["exclusive", "reverse"], 2, |c, x| {
@@ -284,14 +275,7 @@ pub(super) static SPECS: &[OpSpec] = &[
         )])
     }),
     OpSpec {
-        check: Some(|a, _, _, _| {
-            one_of(
-                a,
-                "reduction",
-                "none",
-                &["none", "add", "mul", "max", "min"],
-            )
-        }),
+        check: Some(super::check_reduction),
         ..spec("ScatterElements", &["axis", "reduction"], 3, |c, x| {
             let name = c.attrs.string("reduction", "none")?;
             let red = ScatterReduction::parse(&name)

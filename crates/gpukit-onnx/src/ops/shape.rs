@@ -337,14 +337,7 @@ pub(super) static SPECS: &[OpSpec] = &[
         Ok(vec![Value { t, ty }])
     }),
     OpSpec {
-        check: Some(|a, _, _, _| {
-            one_of(
-                a,
-                "reduction",
-                "none",
-                &["none", "add", "mul", "max", "min"],
-            )
-        }),
+        check: Some(super::check_reduction),
         ..spec("ScatterND", &["reduction"], 3, scatter_nd)
     },
     spec("Dropout", &["ratio", "seed", "is_test"], 3, |c, x| {

@@ -1,7 +1,9 @@
-//! The fetched model's folder, or a SKIP line (shared by the model's tests).
+//! Shared by the model's tests: the fetched model's folder (or a SKIP line), and an
+//! f32 tensor's bits.
 
 use std::path::PathBuf;
 
+use gpukit::Tensor;
 use gpukit_example_minilm::{default_model_dir, tokenizer_path, weights_path};
 
 /// The folder `tools/model/fetch.sh` filled (weights, tokenizer and the ONNX file), or
@@ -18,4 +20,13 @@ pub(crate) fn model_dir(test: &str) -> Option<PathBuf> {
         println!("SKIP {test}: model not fetched");
         None
     }
+}
+
+/// An f32 tensor's elements as bits.
+pub(crate) fn bits(t: &Tensor) -> Vec<u32> {
+    t.to_vec::<f32>()
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect()
 }
