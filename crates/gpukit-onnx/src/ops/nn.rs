@@ -296,13 +296,8 @@ pub(super) static SPECS: &[OpSpec] = &[
                 padding: padding(c.attrs)?,
                 groups: group(c.attrs)?,
             };
-            check_kernel_shape(c.attrs, &req(x, 1)?.t)?;
-            spatial_1d_2d(&req(x, 0)?.t)?;
-            Ok(vec![val(req(x, 0)?.t.conv(
-                &req(x, 1)?.t,
-                opt(x, 2).map(|v| &v.t),
-                &o,
-            )?)])
+            let (t, w, b) = conv_operands(c, x)?;
+            Ok(vec![val(t.conv(w, b, &o)?)])
         })
     },
     OpSpec {
@@ -320,13 +315,8 @@ pub(super) static SPECS: &[OpSpec] = &[
                     .transpose()?,
                 groups: group(c.attrs)?,
             };
-            check_kernel_shape(c.attrs, &req(x, 1)?.t)?;
-            spatial_1d_2d(&req(x, 0)?.t)?;
-            Ok(vec![val(req(x, 0)?.t.conv_transpose(
-                &req(x, 1)?.t,
-                opt(x, 2).map(|v| &v.t),
-                &o,
-            )?)])
+            let (t, w, b) = conv_operands(c, x)?;
+            Ok(vec![val(t.conv_transpose(w, b, &o)?)])
         })
     },
     OpSpec {
@@ -460,6 +450,18 @@ fn spatial_1d_2d(t: &Tensor) -> OpResult<()> {
         )));
     }
     Ok(())
+}
+
+/// Conv's and ConvTranspose's input, weight and optional bias, after the checks both
+/// share: 1-D or 2-D, `kernel_shape` agreeing with the weight.
+fn conv_operands<'a>(
+    c: &Ctx<'_>,
+    x: X<'a>,
+) -> OpResult<(&'a Tensor, &'a Tensor, Option<&'a Tensor>)> {
+    let (t, w) = (&req(x, 0)?.t, &req(x, 1)?.t);
+    check_kernel_shape(c.attrs, w)?;
+    spatial_1d_2d(t)?;
+    Ok((t, w, opt(x, 2).map(|v| &v.t)))
 }
 
 /// A `kernel_shape` attribute must agree with the weight's spatial dims.
