@@ -52,26 +52,16 @@ struct Case {
 
 fn read_case(dir: &Path) -> Option<Case> {
     let text = std::fs::read_to_string(dir.join("case.json")).ok()?;
-    // case.json is flat: {"atol": .., "expanded": .., "op": "..", "rtol": .., "skip": ".."}.
-    let field = |k: &str| -> Option<String> {
-        let at = text.find(&format!("\"{k}\": "))? + k.len() + 4;
-        let rest = &text[at..];
-        if let Some(r) = rest.strip_prefix('"') {
-            Some(r[..r.find('"')?].to_string())
-        } else {
-            let end = rest.find([',', '}'])?;
-            Some(rest[..end].trim().to_string())
-        }
-    };
+    let j: serde_json::Value = serde_json::from_str(&text).ok()?;
     Some(Case {
         name: dir.file_name()?.to_string_lossy().into_owned(),
         dir: dir.to_path_buf(),
-        op: field("op")?,
-        expanded: field("expanded")? == "true",
-        rtol: field("rtol")?.parse().ok()?,
-        atol: field("atol")?.parse().ok()?,
-        gpukit_types: field("gpukit_types")? == "true",
-        skip: field("skip"),
+        op: j["op"].as_str()?.to_string(),
+        expanded: j["expanded"].as_bool()?,
+        rtol: j["rtol"].as_f64()?,
+        atol: j["atol"].as_f64()?,
+        gpukit_types: j["gpukit_types"].as_bool()?,
+        skip: j["skip"].as_str().map(str::to_string),
     })
 }
 

@@ -28,6 +28,25 @@ impl HostTensor {
         self.dims.iter().product()
     }
 
+    /// The elements as i64, for an i32 or i64 tensor (`None` for other types).
+    pub(crate) fn ints(&self) -> Option<Vec<i64>> {
+        match self.ty {
+            ElemType::I64 => Some(
+                self.bytes
+                    .chunks_exact(8)
+                    .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+                    .collect(),
+            ),
+            ElemType::I32 => Some(
+                self.bytes
+                    .chunks_exact(4)
+                    .map(|c| i64::from(i32::from_le_bytes(c.try_into().expect("4 bytes"))))
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
     /// Uploads the tensor to `kit`.
     pub(crate) fn to_tensor(&self, kit: &Kit) -> gpukit_core::Result<Tensor> {
         let buf = kit.zeros(self.ty.dtype(), self.numel())?;

@@ -1,11 +1,10 @@
 //! Planning and running a model on a kit: initializers uploaded once, constant
 //! subgraphs folded once, each intermediate value released after its last reader.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 
-use gpukit_core::{DType, Kit};
-use gpukit_ops::CmpOp;
+use gpukit_core::Kit;
 use gpukit_tensor::Tensor;
 
 use crate::elem::ElemType;
@@ -37,9 +36,9 @@ pub struct Session<'m> {
     /// The steps of a run, in order: the nodes left after folding, MatMul + bias Add
     /// pairs fused (`fuse.rs`).
     steps: Vec<Step>,
-    /// Per value id: the position in `steps` of its last reader (`usize::MAX`: a graph
-    /// output or never read, kept to the end).
-    last_use: Vec<usize>,
+    /// Per step: the values it is the last reader of, released after it (never a
+    /// constant or a graph output).
+    release: Vec<Vec<usize>>,
     nodes_per_run: usize,
     profile: Option<BTreeMap<String, OpTime>>,
 }
@@ -99,7 +98,7 @@ impl<'m> Session<'m> {
     /// Errors: a folded node's failure ([`OnnxError::Node`], naming it), and upload
     /// errors of the kit.
     pub fn new(model: &'m Model, kit: &Kit) -> Result<Session<'m>> {
-        let input_ids: HashMap<usize, ()> = model.inputs.iter().map(|(id, _)| (*id, ())).collect();
+        let input_ids: HashSet<usize> = model.inputs.iter().map(|(id, _)| *id).collect();
         let mut consts = HashMap::new();
         let mut defaults = HashMap::new();
         for (id, h) in &model.initializers {
@@ -107,7 +106,7 @@ impl<'m> Session<'m> {
                 t: h.to_tensor(kit)?,
                 ty: h.ty,
             };
-            if input_ids.contains_key(id) {
+            if input_ids.contains(id) {
                 defaults.insert(*id, v);
             } else {
                 consts.insert(*id, v);
@@ -134,14 +133,18 @@ impl<'m> Session<'m> {
         }
         let nodes_per_run = run_list.len();
         let steps = fuse::plan(model, &run_list, &consts);
-        let mut last_use = vec![0usize; model.names.len()];
+        let mut last_use: HashMap<usize, usize> = HashMap::new();
         for (pos, st) in steps.iter().enumerate() {
             for id in st.reads(model) {
-                last_use[id] = pos;
+                last_use.insert(id, pos);
             }
         }
-        for (id, _) in &model.outputs {
-            last_use[*id] = usize::MAX;
+        let mut release = vec![Vec::new(); steps.len()];
+        for (id, pos) in last_use {
+            let kept = consts.contains_key(&id) || model.outputs.iter().any(|(o, _)| *o == id);
+            if !kept {
+                release[pos].push(id);
+            }
         }
         Ok(Session {
             model,
@@ -150,7 +153,7 @@ impl<'m> Session<'m> {
             defaults,
             steps,
             nodes_per_run,
-            last_use,
+            release,
             profile: None,
         })
     }
@@ -203,10 +206,10 @@ impl<'m> Session<'m> {
         for (id, info) in &model.inputs {
             let v = match given.get(info.name.as_str()) {
                 Some(t) => {
-                    if t.kit().info().backend != self.kit.info().backend {
+                    if !t.kit().same(&self.kit) {
                         return Err(input_err(
                             &info.name,
-                            "the tensor lives on another device than the session",
+                            "the tensor belongs to another kit than the session's",
                         ));
                     }
                     if let Some(dims) = &info.dims {
@@ -259,10 +262,8 @@ impl<'m> Session<'m> {
                 e.calls += 1;
                 e.seconds += t0.elapsed().as_secs_f64();
             }
-            for id in step.reads(model) {
-                if self.last_use[id] == pos && !self.consts.contains_key(&id) {
-                    slots[id] = None;
-                }
+            for &id in &self.release[pos] {
+                slots[id] = None;
             }
         }
         let mut outs = Vec::with_capacity(model.outputs.len());
@@ -357,11 +358,7 @@ fn to_input_value(name: &str, ty: ElemType, t: &Tensor) -> Result<Value> {
                 ),
             ));
         }
-        let zero = Tensor::zeros(t.kit(), &[], t.dtype())?;
-        return Ok(Value {
-            t: t.compare_as(CmpOp::Ne, &zero, DType::I32)?,
-            ty,
-        });
+        return Ok(Value::nonzero(t)?);
     }
     if t.dtype() != ty.dtype() {
         return Err(input_err(

@@ -8,9 +8,9 @@
 
 use std::collections::HashMap;
 
-use crate::elem::ElemType;
 use crate::graph::{Dim, IoInfo, Node};
 use crate::host::HostTensor;
+use crate::ops::{norm_axis, shape_range};
 
 /// A value's inferred dims; `None`: the rank is unknown.
 pub(crate) type Shape = Option<Vec<Dim>>;
@@ -140,28 +140,11 @@ fn ints_of(h: &HostTensor) -> Option<Vec<i64>> {
     if h.numel() > 64 {
         return None;
     }
-    match h.ty {
-        ElemType::I64 => Some(
-            h.bytes
-                .chunks_exact(8)
-                .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
-                .collect(),
-        ),
-        ElemType::I32 => Some(
-            h.bytes
-                .chunks_exact(4)
-                .map(|c| i64::from(i32::from_le_bytes(c.try_into().expect("4 bytes"))))
-                .collect(),
-        ),
-        _ => None,
-    }
+    h.ints()
 }
 
 fn axis(a: i64, rank: usize) -> Option<usize> {
-    let r = rank as i64;
-    (-r..r)
-        .contains(&a)
-        .then(|| if a < 0 { a + r } else { a } as usize)
+    norm_axis(a, rank).ok()
 }
 
 /// Infers every value's dims; `Err` is a definite conflict, naming the node (or the
@@ -383,11 +366,13 @@ pub(crate) fn infer(
                     }
                 }
                 "Shape" => inp(0).as_ref().map(|d| {
-                    let r = d.len() as i64;
-                    let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
-                    let s = clamp(n.attrs.int("start", 0).unwrap_or(0));
-                    let e = clamp(n.attrs.int("end", r).unwrap_or(r));
-                    vec![Dim::Fixed(e.saturating_sub(s))]
+                    let r = d.len();
+                    let (s, e) = shape_range(
+                        r,
+                        n.attrs.int("start", 0).unwrap_or(0),
+                        n.attrs.int("end", r as i64).unwrap_or(r as i64),
+                    );
+                    vec![Dim::Fixed(e - s)]
                 }),
                 "Size" => Some(Vec::new()),
                 "Flatten" => inp(0).as_ref().and_then(|d| {

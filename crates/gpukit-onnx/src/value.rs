@@ -1,6 +1,7 @@
 //! A value of a running graph: a tensor and its ONNX element type.
 
 use gpukit_core::{DType, Result};
+use gpukit_ops::CmpOp;
 use gpukit_tensor::Tensor;
 
 use crate::elem::ElemType;
@@ -35,6 +36,15 @@ impl Value {
         })
     }
 
+    /// A bool value that is true where `t` is nonzero (NaN included): ONNX's cast to
+    /// bool, and how a bool input is read from any integer tensor.
+    pub(crate) fn nonzero(t: &Tensor) -> Result<Value> {
+        Ok(Value {
+            t: mask(t, CmpOp::Ne, 0.0)?,
+            ty: ElemType::Bool,
+        })
+    }
+
     /// The tensor (for `Bool`: i32 0/1).
     pub fn tensor(&self) -> &Tensor {
         &self.t
@@ -54,4 +64,9 @@ impl Value {
     pub fn dims(&self) -> &[usize] {
         self.t.dims()
     }
+}
+
+/// The 0/1 i32 mask of `t op v`, `v` converted once to `t`'s dtype.
+pub(crate) fn mask(t: &Tensor, op: CmpOp, v: f64) -> Result<Tensor> {
+    t.compare_as(op, &Tensor::full(t.kit(), &[], v, t.dtype())?, DType::I32)
 }

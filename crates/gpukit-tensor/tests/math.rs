@@ -392,7 +392,7 @@ fn matmul_with_batches_and_broadcasting() {
         let r = t2a.matmul(&t2b).unwrap();
         check_f32(&r, &[3, 5], &host_mm(&a[..12], &b[..20], 3, 4, 5));
         outs.push(r.to_vec::<f32>().unwrap());
-        // Batch [2] @ a rank-2 right side (broadcast with stride 0).
+        // Batch [2] @ a rank-2 right side (run as one [6, 4] @ [4, 5] GEMM).
         let ta = Tensor::from_slice(kit, &a, &[2, 3, 4]).unwrap();
         let r = ta.matmul(&t2b).unwrap();
         let want = [

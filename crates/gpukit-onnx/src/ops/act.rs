@@ -13,7 +13,7 @@ use gpukit_tensor::{Padding, PoolOptions, ReduceOp, Tensor};
 use super::{Ctx, OpSpec, X, dims_i64, float_in, host_ints, norm_axis, opt, req, same, spec, val};
 use crate::elem::ElemType;
 use crate::error::{OpError, OpResult};
-use crate::value::Value;
+use crate::value::{Value, mask};
 
 pub(super) static SPECS: &[OpSpec] = &[
     spec("LogSoftmax", &["axis"], 1, |c, x| {
@@ -43,7 +43,9 @@ pub(super) static SPECS: &[OpSpec] = &[
         let alpha = c.attrs.float("alpha", 1.673_263_192_176_818_8)?;
         let gamma = c.attrs.float("gamma", 1.050_701_022_148_132_3)?;
         let neg = t.exp()?.mul_scalar(alpha)?.sub_scalar(alpha)?;
-        let y = at_most_zero(t)?.where_(&neg, t)?.mul_scalar(gamma)?;
+        let y = mask(t, CmpOp::Le, 0.0)?
+            .where_(&neg, t)?
+            .mul_scalar(gamma)?;
         Ok(vec![val(y)])
     }),
     spec("Celu", &["alpha"], 1, |c, x| {
@@ -60,10 +62,8 @@ pub(super) static SPECS: &[OpSpec] = &[
     spec("Sign", &[], 1, |_, x| {
         let v = req(x, 0)?;
         let t = &v.t;
-        let zero = Tensor::zeros(t.kit(), &[], t.dtype())?;
-        let pos = t.compare_as(CmpOp::Gt, &zero, t.dtype())?;
-        let neg = t.compare_as(CmpOp::Lt, &zero, t.dtype())?;
-        let s = pos.sub(&neg)?;
+        // (t > 0) - (t < 0), the masks in t's dtype.
+        let s = t.gt_scalar(0.0)?.sub(&t.lt_scalar(0.0)?)?;
         if t.dtype().is_float() {
             // NaN keeps its sign's NaN (numpy's sign).
             let nan = t.compare_as(CmpOp::Ne, t, DType::I32)?;
@@ -91,8 +91,7 @@ pub(super) static SPECS: &[OpSpec] = &[
     }),
     spec("ThresholdedRelu", &["alpha"], 1, |c, x| {
         let t = float_in(x, 0)?;
-        let a = Tensor::full(t.kit(), &[], c.attrs.float("alpha", 1.0)?, t.dtype())?;
-        let keep = t.compare_as(CmpOp::Gt, &a, DType::I32)?;
+        let keep = mask(t, CmpOp::Gt, c.attrs.float("alpha", 1.0)?)?;
         let zero = Tensor::zeros(t.kit(), &[], t.dtype())?;
         Ok(vec![val(keep.where_(t, &zero)?)])
     }),
@@ -145,14 +144,7 @@ pub(super) static SPECS: &[OpSpec] = &[
 
 /// The 0/1 mask of `t < 0`.
 fn below_zero(t: &Tensor) -> OpResult<Tensor> {
-    let zero = Tensor::zeros(t.kit(), &[], t.dtype())?;
-    Ok(t.compare_as(CmpOp::Lt, &zero, DType::I32)?)
-}
-
-/// The 0/1 mask of `t <= 0`.
-fn at_most_zero(t: &Tensor) -> OpResult<Tensor> {
-    let zero = Tensor::zeros(t.kit(), &[], t.dtype())?;
-    Ok(t.compare_as(CmpOp::Le, &zero, DType::I32)?)
+    Ok(mask(t, CmpOp::Lt, 0.0)?)
 }
 
 /// A reduction of `t` (already transformed) with the Reduce* axes rules (axes as an

@@ -9,7 +9,7 @@ use super::{OpSpec, X, boolv, float_in, host_scalar, one_of, opt, req, same, spe
 use crate::attrs::Attrs;
 use crate::elem::ElemType;
 use crate::error::{OpError, OpResult};
-use crate::value::Value;
+use crate::value::{Value, mask};
 
 pub(super) static SPECS: &[OpSpec] = &[
     spec("Abs", &[], 1, |_, x| Ok(vec![val(req(x, 0)?.t.abs()?)])),
@@ -54,8 +54,7 @@ pub(super) static SPECS: &[OpSpec] = &[
         } else {
             s
         };
-        let zero = Tensor::zeros(t.kit(), &[], t.dtype())?;
-        let neg = t.compare_as(CmpOp::Lt, &zero, DType::I32)?;
+        let neg = mask(t, CmpOp::Lt, 0.0)?;
         Ok(vec![val(neg.where_(&t.mul(s)?, t)?)])
     }),
     spec("Reciprocal", &[], 1, |_, x| {
@@ -112,10 +111,7 @@ pub(super) static SPECS: &[OpSpec] = &[
                     c.attrs.flag("detect_negative", true)?,
                     c.attrs.flag("detect_positive", true)?,
                 );
-                let hit = |v: f64| -> OpResult<Tensor> {
-                    let inf = Tensor::full(t.kit(), &[], v, t.dtype())?;
-                    Ok(t.compare_as(CmpOp::Eq, &inf, DType::I32)?)
-                };
+                let hit = |v: f64| mask(t, CmpOp::Eq, v);
                 let m = match (neg, pos) {
                     (true, true) => {
                         hit(f64::NEG_INFINITY)?.logical(LogicOp::Or, &hit(f64::INFINITY)?)?
@@ -294,8 +290,7 @@ fn cast(v: &Value, to: ElemType) -> OpResult<Value> {
         return Ok(v.clone());
     }
     if to == ElemType::Bool {
-        let zero = Tensor::zeros(v.t.kit(), &[], v.t.dtype())?;
-        return boolv(v.t.compare_as(CmpOp::Ne, &zero, DType::I32)?);
+        return Ok(Value::nonzero(&v.t)?);
     }
     Ok(val(v.t.to_dtype(to.dtype())?))
 }

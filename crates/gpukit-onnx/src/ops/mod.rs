@@ -49,25 +49,24 @@ impl std::fmt::Debug for OpSpec {
     }
 }
 
-/// The spec of `op`, or `None` when gpukit does not run it.
-pub(crate) fn find(op: &str) -> Option<&'static OpSpec> {
+/// Every op's spec, family by family.
+fn all() -> impl Iterator<Item = &'static OpSpec> {
     math::SPECS
         .iter()
         .chain(shape::SPECS)
         .chain(nn::SPECS)
         .chain(act::SPECS)
-        .find(|s| s.name == op)
 }
 
-/// Every op gpukit runs, sorted by name.
-pub(crate) fn supported() -> Vec<&'static str> {
-    let mut v: Vec<&str> = math::SPECS
-        .iter()
-        .chain(shape::SPECS)
-        .chain(nn::SPECS)
-        .chain(act::SPECS)
-        .map(|s| s.name)
-        .collect();
+/// The spec of `op`, or `None` when gpukit does not run it.
+pub(crate) fn find(op: &str) -> Option<&'static OpSpec> {
+    all().find(|s| s.name == op)
+}
+
+/// Every ONNX op gpukit runs (default domain), sorted by name (docs/onnx.md lists
+/// them; the backend-test runner reports them).
+pub fn supported_ops() -> Vec<&'static str> {
+    let mut v: Vec<&str> = all().map(|s| s.name).collect();
     v.sort_unstable();
     v
 }
@@ -172,6 +171,15 @@ pub(crate) fn norm_axis(axis: i64, rank: usize) -> OpResult<usize> {
     Ok(if axis < 0 { axis + r } else { axis } as usize)
 }
 
+/// The dims `start..end` that ONNX's Shape returns: negative bounds count from the
+/// end, both clamped to `0..=rank`, an empty range when `end < start`.
+pub(crate) fn shape_range(rank: usize, start: i64, end: i64) -> (usize, usize) {
+    let r = rank as i64;
+    let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
+    let s = clamp(start);
+    (s, clamp(end).max(s))
+}
+
 /// Non-negative sizes from ints.
 pub(crate) fn sizes(v: &[i64], what: &str) -> OpResult<Vec<usize>> {
     v.iter()
@@ -204,9 +212,4 @@ pub(crate) fn check_reduction(a: &Attrs, _: i64, _: usize, _: usize) -> OpResult
 /// The dims as i64 (for reshape).
 pub(crate) fn dims_i64(d: &[usize]) -> Vec<i64> {
     d.iter().map(|&x| x as i64).collect()
-}
-
-/// Every supported op name (for docs and the CLI).
-pub fn supported_ops() -> Vec<&'static str> {
-    supported()
 }

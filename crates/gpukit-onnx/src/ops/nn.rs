@@ -409,11 +409,10 @@ fn reduce(c: &Ctx<'_>, x: X<'_>, op: ReduceOp) -> OpResult<Vec<Value>> {
     if v.ty == ElemType::Bool {
         // Max and Min of bools stay bool; over an empty set they give false and true
         // (the i32 reduction's identities are i32::MIN and i32::MAX).
-        let zero = Tensor::zeros(c.kit, &[], DType::I32)?;
-        return Ok(vec![Value::bool_mask(y.compare_as(
+        return Ok(vec![Value::bool_mask(crate::value::mask(
+            &y,
             gpukit_ops::CmpOp::Gt,
-            &zero,
-            DType::I32,
+            0.0,
         )?)?]);
     }
     Ok(vec![val(y)])

@@ -6,8 +6,8 @@ use gpukit_core::DType;
 use gpukit_tensor::{PadMode, Tensor};
 
 use super::{
-    Ctx, OpSpec, X, dims_i64, host_ints, host_scalar, norm_axis, one_of, opt, req, same, sizes,
-    spec, val,
+    Ctx, OpSpec, X, dims_i64, host_ints, host_scalar, norm_axis, one_of, opt, req, same,
+    shape_range, sizes, spec, val,
 };
 use crate::attrs::{Attr, Attrs};
 use crate::elem::ElemType;
@@ -22,11 +22,9 @@ const MAX_RANGE: usize = 1 << 26;
 pub(super) static SPECS: &[OpSpec] = &[
     spec("Shape", &["start", "end"], 1, |c, x| {
         let d = req(x, 0)?.dims();
-        let r = d.len() as i64;
-        let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
-        let s = clamp(c.attrs.int("start", 0)?);
-        let e = clamp(c.attrs.int("end", r)?);
-        let v = dims_i64(&d[s..e.max(s)]);
+        let r = d.len();
+        let (s, e) = shape_range(r, c.attrs.int("start", 0)?, c.attrs.int("end", r as i64)?);
+        let v = dims_i64(&d[s..e]);
         Ok(vec![ints(c, &v, &[v.len()])?])
     }),
     spec("Size", &[], 1, |c, x| {
