@@ -17,30 +17,99 @@ use crate::vmath::LaneMath;
 
 /// A compute type softmax runs in: reduction lanes, bulk loads, lane math.
 pub(crate) trait SoftReal:
-    Real + LaneReal + CpuFloat + FloatElement<Real = Self> + LaneMath
+    Real + LaneReal + CpuFloat + FloatElement<Real = Self> + LaneMath + OrderKey
 {
 }
-impl<R: Real + LaneReal + CpuFloat + FloatElement<Real = R> + LaneMath> SoftReal for R {}
+impl<R: Real + LaneReal + CpuFloat + FloatElement<Real = R> + LaneMath + OrderKey> SoftReal for R {}
 
-/// `max_nan` over `x` (`-inf` when empty) in 16 independent lanes, then over the
-/// lanes. The same value as the sequential fold: without NaNs the maximum does not
-/// depend on the order (`max_nan` prefers +0 over -0 in either order), and with one
-/// the result is a NaN either way.
+/// A float's bits as a signed integer key in the float's total order (`-NaN < -inf <
+/// ... < -0 < +0 < ... < +inf < +NaN`): the magnitude bits of negative values flipped.
+/// The map is its own inverse.
+pub(crate) trait OrderKey: Copy {
+    /// The key's integer type.
+    type K: Copy + Ord;
+    /// The key of `-inf`.
+    const NEG_INF_KEY: Self::K;
+    /// The key of `self`.
+    fn key(self) -> Self::K;
+    /// The float of a key.
+    fn from_key(k: Self::K) -> Self;
+    /// The bits of `|self|` as the key type: above [`Self::INF_BITS`] exactly for NaNs.
+    fn abs_bits(self) -> Self::K;
+    /// The bits of `+inf`.
+    const INF_BITS: Self::K;
+}
+
+impl OrderKey for f32 {
+    type K = i32;
+    const NEG_INF_KEY: i32 = (0xff80_0000u32 as i32) ^ 0x7fff_ffff;
+    #[inline(always)]
+    fn key(self) -> i32 {
+        let b = self.to_bits() as i32;
+        b ^ ((b >> 31) & 0x7fff_ffff)
+    }
+    #[inline(always)]
+    fn from_key(k: i32) -> f32 {
+        f32::from_bits((k ^ ((k >> 31) & 0x7fff_ffff)) as u32)
+    }
+    #[inline(always)]
+    fn abs_bits(self) -> i32 {
+        (self.to_bits() & 0x7fff_ffff) as i32
+    }
+    const INF_BITS: i32 = 0x7f80_0000;
+}
+
+impl OrderKey for f64 {
+    type K = i64;
+    const NEG_INF_KEY: i64 = (0xfff0_0000_0000_0000u64 as i64) ^ 0x7fff_ffff_ffff_ffff;
+    #[inline(always)]
+    fn key(self) -> i64 {
+        let b = self.to_bits() as i64;
+        b ^ ((b >> 63) & 0x7fff_ffff_ffff_ffff)
+    }
+    #[inline(always)]
+    fn from_key(k: i64) -> f64 {
+        f64::from_bits((k ^ ((k >> 63) & 0x7fff_ffff_ffff_ffff)) as u64)
+    }
+    #[inline(always)]
+    fn abs_bits(self) -> i64 {
+        (self.to_bits() & 0x7fff_ffff_ffff_ffff) as i64
+    }
+    const INF_BITS: i64 = 0x7ff0_0000_0000_0000;
+}
+
+/// `max_nan` over `x` (`-inf` when empty): the sequential fold's value. Without NaNs
+/// the maximum does not depend on the order and is the element with the largest
+/// [`OrderKey`] (which puts +0 above -0, as `max_nan` prefers it), found in 32
+/// independent integer-max lanes that stay in registers. A NaN (tracked beside as
+/// the largest magnitude bits, above `+inf`'s only for NaNs) sends the row to the
+/// sequential fold, whose result is its first NaN.
 #[inline(always)]
-pub(crate) fn max_lanes<R: LaneMath>(x: &[R]) -> R {
-    const W: usize = 16;
-    let mut acc = [R::NEG_INFINITY; W];
+pub(crate) fn max_lanes<R: SoftReal>(x: &[R]) -> R {
+    const W: usize = 32;
+    let mut acc = [R::NEG_INF_KEY; W];
+    let mut mag = [R::INF_BITS; W];
     let mut it = x.chunks_exact(W);
     for c in &mut it {
         for l in 0..W {
-            acc[l] = acc[l].max_nan_l(c[l]);
+            acc[l] = acc[l].max(c[l].key());
+            mag[l] = mag[l].max(c[l].abs_bits());
         }
     }
-    let mut m = R::NEG_INFINITY;
-    for &v in acc.iter().chain(it.remainder()) {
-        m = max_nan(m, v);
+    let mut k = R::NEG_INF_KEY;
+    let mut m = R::INF_BITS;
+    for l in 0..W {
+        k = k.max(acc[l]);
+        m = m.max(mag[l]);
     }
-    m
+    for &v in it.remainder() {
+        k = k.max(v.key());
+        m = m.max(v.abs_bits());
+    }
+    if m > R::INF_BITS {
+        return x.iter().fold(R::NEG_INFINITY, |m, &v| max_nan(m, v));
+    }
+    R::from_key(k)
 }
 
 /// `e_j = exp(x_j - m)` for the items of one chunk of the reduction shape (at most
@@ -301,6 +370,75 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `max_lanes` against the sequential `max_nan` fold, at every SIMD level: signed
+    /// zeros in either order, infinities, subnormals, NaNs of both signs anywhere,
+    /// ragged and empty lengths.
+    fn max_lanes_is_the_fold<R: SoftReal>(specials: &[R]) {
+        for level in crate::kernels::simd::levels() {
+            for n in [0usize, 1, 5, 31, 32, 33, 64, 100, 1029] {
+                for (s, &sp) in specials.iter().enumerate() {
+                    for at in [0, n / 3, n.saturating_sub(1)] {
+                        let mut x: Vec<R> = (0..n)
+                            .map(|i| <R as Real>::from_f64(((i * 37 + s) % 19) as f64 - 12.0))
+                            .collect();
+                        if n > 0 {
+                            x[at] = sp;
+                        }
+                        let want = x.iter().fold(R::NEG_INFINITY, |m, &v| max_nan(m, v));
+                        let mut got = R::ZERO;
+                        crate::kernels::simd::run_at(
+                            level,
+                            #[inline(always)]
+                            || got = max_lanes(&x),
+                        );
+                        assert!(
+                            got.key() == want.key() || (got.is_nan() && want.is_nan()),
+                            "{level:?} n = {n}, special {s} at {at}"
+                        );
+                    }
+                }
+                // Only zeros: +0 wins over -0 in either order.
+                let z: Vec<R> = (0..n)
+                    .map(|i| <R as Real>::from_f64(if i % 3 == 1 { 0.0 } else { -0.0 }))
+                    .collect();
+                let want = z.iter().fold(R::NEG_INFINITY, |m, &v| max_nan(m, v));
+                let mut got = R::ZERO;
+                crate::kernels::simd::run_at(
+                    level,
+                    #[inline(always)]
+                    || got = max_lanes(&z),
+                );
+                assert!(got.key() == want.key(), "zeros, n = {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn max_lanes_gives_the_sequential_fold() {
+        max_lanes_is_the_fold::<f32>(&[
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1e-40,
+            -1e-40,
+            100.0,
+        ]);
+        max_lanes_is_the_fold::<f64>(&[
+            f64::NAN,
+            -f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1e-310,
+            -1e-310,
+            100.0,
+        ]);
     }
 
     #[test]
