@@ -28,16 +28,20 @@ impl HostTensor {
         self.dims.iter().product()
     }
 
-    /// The elements as i64, for an i32 or i64 tensor (`None` for other types).
+    /// The elements as i64, for an integer tensor (`None` for floats and bools;
+    /// uint64 as its bit pattern).
     pub(crate) fn ints(&self) -> Option<Vec<i64>> {
-        match self.ty {
-            ElemType::I64 => Some(
+        if self.ty.is_float() || self.ty == ElemType::Bool {
+            return None;
+        }
+        match self.ty.dtype() {
+            gpukit_core::DType::I64 => Some(
                 self.bytes
                     .chunks_exact(8)
                     .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
                     .collect(),
             ),
-            ElemType::I32 => Some(
+            gpukit_core::DType::I32 => Some(
                 self.bytes
                     .chunks_exact(4)
                     .map(|c| i64::from(i32::from_le_bytes(c.try_into().expect("4 bytes"))))
@@ -62,11 +66,61 @@ fn storage_size(ty: ElemType) -> usize {
     ty.dtype().size()
 }
 
-/// Bytes per element in ONNX's `raw_data` (bool is one byte there).
-fn raw_size(ty: ElemType) -> usize {
+/// Bytes of ONNX's `raw_data` for `n` elements (bool and the 8-bit types one byte
+/// each, the 4-bit types two to a byte, the 2-bit types four).
+fn raw_len(ty: ElemType, n: usize) -> usize {
+    use ElemType::*;
     match ty {
-        ElemType::Bool => 1,
-        _ => storage_size(ty),
+        Bool | I8 | U8 | F8E4M3FN | F8E4M3FNUZ | F8E5M2 | F8E5M2FNUZ | F8E8M0 => n,
+        I16 | U16 => 2 * n,
+        U32 => 4 * n,
+        I4 | U4 | F4E2M1 => n.div_ceil(2),
+        I2 | U2 => n.div_ceil(4),
+        _ => n * storage_size(ty),
+    }
+}
+
+/// Element `k` of a packed sub-byte array (`bits` of 2 or 4, low bits first).
+fn packed(raw: &[u8], k: usize, bits: usize) -> u8 {
+    let per = 8 / bits;
+    (raw[k / per] >> (bits * (k % per))) & ((1u8 << bits) - 1)
+}
+
+/// Sign-extends the low `bits` of `v`.
+fn sext(v: u8, bits: u32) -> i32 {
+    let s = 32 - bits;
+    (i32::from(v) << s) >> s
+}
+
+/// `raw_data` of a narrow type (not bool) as its storage dtype's bytes.
+fn widen_raw(ty: ElemType, raw: &[u8], n: usize, out: &mut Vec<u8>) {
+    use ElemType::*;
+    let i32s = |out: &mut Vec<u8>, f: &dyn Fn(usize) -> i32| {
+        (0..n).for_each(|k| out.extend_from_slice(&f(k).to_le_bytes()))
+    };
+    match ty {
+        I8 => i32s(out, &|k| i32::from(raw[k] as i8)),
+        U8 => i32s(out, &|k| i32::from(raw[k])),
+        I16 => i32s(out, &|k| i32::from(i16::from_le_bytes([raw[2 * k], raw[2 * k + 1]]))),
+        U16 => i32s(out, &|k| i32::from(u16::from_le_bytes([raw[2 * k], raw[2 * k + 1]]))),
+        I4 => i32s(out, &|k| sext(packed(raw, k, 4), 4)),
+        U4 => i32s(out, &|k| i32::from(packed(raw, k, 4))),
+        I2 => i32s(out, &|k| sext(packed(raw, k, 2), 2)),
+        U2 => i32s(out, &|k| i32::from(packed(raw, k, 2))),
+        U32 => raw.chunks_exact(4).for_each(|c| {
+            let v = u32::from_le_bytes(c.try_into().expect("4 bytes"));
+            out.extend_from_slice(&i64::from(v).to_le_bytes())
+        }),
+        F4E2M1 => (0..n).for_each(|k| {
+            let v = crate::minifloat::decode(ty, packed(raw, k, 4)).unwrap_or(f32::NAN);
+            out.extend_from_slice(&v.to_le_bytes())
+        }),
+        _ if ty.is_float() => raw.iter().for_each(|&b| {
+            let v = crate::minifloat::decode(ty, b).unwrap_or(f32::NAN);
+            out.extend_from_slice(&v.to_le_bytes())
+        }),
+        // uint64 keeps its bit pattern in i64; the gpukit dtypes are their own storage.
+        _ => out.extend_from_slice(raw),
     }
 }
 
@@ -138,7 +192,7 @@ fn decode_data(
     }
     let n = numel as usize;
     let raw: Option<Vec<u8>> = if t.data_location == Some(1) {
-        Some(read_external(t, name, dir, n * raw_size(ty))?)
+        Some(read_external(t, name, dir, raw_len(ty, n))?)
     } else {
         t.raw_data.clone()
     };
@@ -150,7 +204,7 @@ fn decode_data(
         )
     };
     if let Some(raw) = raw {
-        if raw.len() != n * raw_size(ty) {
+        if raw.len() != raw_len(ty, n) {
             return Err(format!(
                 "tensor `{name}` of dims {:?} ({n} {ty} elements) holds {} bytes of raw data",
                 t.dims,
@@ -163,6 +217,7 @@ fn decode_data(
                     bytes.extend_from_slice(&i32::from(b != 0).to_le_bytes());
                 }
             }
+            t if t.is_narrow() => widen_raw(t, &raw, n, &mut bytes),
             _ => bytes = raw,
         }
         return Ok(HostTensor { ty, dims, bytes });
@@ -207,6 +262,55 @@ fn decode_data(
             |&v| (v as u16).to_le_bytes(),
             &mut bytes,
         )?,
+        // The 8- and 16-bit integers one value per int32, checked against the range.
+        ElemType::I8 | ElemType::U8 | ElemType::I16 | ElemType::U16 => {
+            let (bits, signed) = ty.int_width().expect("a narrow integer");
+            let (lo, hi) = if signed {
+                (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+            } else {
+                (0, (1i64 << bits) - 1)
+            };
+            if let Some(v) = t.int32_data.iter().find(|&&v| !(lo..=hi).contains(&i64::from(v))) {
+                return Err(format!("tensor `{name}` of type {ty} holds {v}"));
+            }
+            take(&t.int32_data, n, count_err, |v| v.to_le_bytes(), &mut bytes)?
+        }
+        ElemType::U32 => {
+            if let Some(v) = t.uint64_data.iter().find(|&&v| v > u64::from(u32::MAX)) {
+                return Err(format!("tensor `{name}` of type uint32 holds {v}"));
+            }
+            take(&t.uint64_data, n, count_err, |&v| (v as i64).to_le_bytes(), &mut bytes)?
+        }
+        ElemType::U64 => take(&t.uint64_data, n, count_err, |&v| (v as i64).to_le_bytes(), &mut bytes)?,
+        // The float8 patterns one per int32 (their low byte).
+        ElemType::F8E4M3FN
+        | ElemType::F8E4M3FNUZ
+        | ElemType::F8E5M2
+        | ElemType::F8E5M2FNUZ
+        | ElemType::F8E8M0 => take(
+            &t.int32_data,
+            n,
+            count_err,
+            |&v| {
+                crate::minifloat::decode(ty, v as u8)
+                    .unwrap_or(f32::NAN)
+                    .to_le_bytes()
+            },
+            &mut bytes,
+        )?,
+        // The packed sub-byte types: one packed byte per int32 (two 4-bit or four
+        // 2-bit elements), as in raw_data.
+        ElemType::I4 | ElemType::U4 | ElemType::I2 | ElemType::U2 | ElemType::F4E2M1 => {
+            if t.int32_data.len() != raw_len(ty, n) {
+                return Err(format!(
+                    "tensor `{name}` of dims {:?} ({n} {ty} elements) holds {} packed int32 values",
+                    t.dims,
+                    t.int32_data.len()
+                ));
+            }
+            let raw: Vec<u8> = t.int32_data.iter().map(|&v| v as u8).collect();
+            widen_raw(ty, &raw, n, &mut bytes);
+        }
     }
     Ok(HostTensor { ty, dims, bytes })
 }

@@ -30,6 +30,7 @@ mod error;
 mod fuse;
 mod graph;
 mod host;
+mod minifloat;
 mod model;
 mod ops;
 pub mod proto;

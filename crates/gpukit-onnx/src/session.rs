@@ -73,7 +73,13 @@ fn exec(kit: &Kit, n: &Node, xs: &[Option<Value>]) -> Result<Vec<Value>> {
         opset: n.opset,
         nout: n.outputs.len(),
     };
-    let outs = (n.spec.run)(&ctx, xs).map_err(|e| node_err(n, e))?;
+    let narrow = crate::ops::narrow::involved(xs).map_err(|e| node_err(n, e))?;
+    let outs = match narrow {
+        // A narrow input: the op runs with the type's semantics, or not at all.
+        Some(ty) => crate::ops::narrow::run(&n.op, &ctx, xs, ty),
+        None => (n.spec.run)(&ctx, xs),
+    }
+    .map_err(|e| node_err(n, e))?;
     let wanted = n
         .outputs
         .iter()
@@ -361,10 +367,21 @@ fn to_input_value(name: &str, ty: ElemType, t: &Tensor) -> Result<Value> {
         return Ok(Value::nonzero(t)?);
     }
     if t.dtype() != ty.dtype() {
+        let stored = if ty.is_narrow() {
+            format!(" (stored as {})", ty.dtype())
+        } else {
+            String::new()
+        };
         return Err(input_err(
             name,
-            &format!("a {} tensor, the model takes {}", t.dtype(), ty),
+            &format!("a {} tensor, the model takes {ty}{stored}", t.dtype()),
         ));
+    }
+    if ty.is_narrow() {
+        crate::ops::narrow::check_range(t, ty).map_err(|w| input_err(name, &w))?;
+        if ty.is_float() {
+            crate::ops::narrow::check_format(t, ty).map_err(|w| input_err(name, &w))?;
+        }
     }
     Ok(Value { t: t.clone(), ty })
 }

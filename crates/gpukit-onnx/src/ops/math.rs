@@ -140,12 +140,15 @@ pub(super) static SPECS: &[OpSpec] = &[
         check: Some(check_cast),
         ..spec("Cast", &["to", "saturate", "round_mode"], 1, |c, x| {
             let to = cast_target(c.attrs)?;
-            Ok(vec![cast(req(x, 0)?, to)?])
+            Ok(vec![cast(c, req(x, 0)?, to)?])
         })
     },
-    spec("CastLike", &["saturate", "round_mode"], 2, |_, x| {
-        Ok(vec![cast(req(x, 0)?, req(x, 1)?.ty)?])
-    }),
+    OpSpec {
+        check: Some(|a, _, _, _| one_of(a, "round_mode", "up", &["up", "down", "nearest"])),
+        ..spec("CastLike", &["saturate", "round_mode"], 2, |c, x| {
+            Ok(vec![cast(c, req(x, 0)?, req(x, 1)?.ty)?])
+        })
+    },
     spec("Clip", &["min", "max"], 3, |c, x| {
         let t = req(x, 0)?;
         let (lo, hi) = if c.opset < 11 {
@@ -267,7 +270,7 @@ fn variadic(x: X<'_>, op: &str) -> OpResult<Vec<Value>> {
 
 fn check_cast(a: &Attrs, _: i64, _: usize, _: usize) -> OpResult<()> {
     cast_target(a).map(|_| ())?;
-    // round_mode applies to float8e8m0 only, a type gpukit does not run.
+    // round_mode applies to float8e8m0 only.
     one_of(a, "round_mode", "up", &["up", "down", "nearest"])
 }
 
@@ -284,10 +287,17 @@ fn cast_target(a: &Attrs) -> OpResult<ElemType> {
         })
 }
 
-/// ONNX Cast: to bool, nonzero (NaN included) is true; from bool, 0/1.
-fn cast(v: &Value, to: ElemType) -> OpResult<Value> {
+/// ONNX Cast: to bool, nonzero (NaN included) is true; from bool, 0/1; to or from a
+/// narrow type, [`super::narrow::cast_narrow`] (`saturate`, default 1, and
+/// `round_mode`, default `up`, read there).
+fn cast(c: &super::Ctx<'_>, v: &Value, to: ElemType) -> OpResult<Value> {
     if to == v.ty {
         return Ok(v.clone());
+    }
+    if to.is_narrow() || v.ty.is_narrow() {
+        let saturate = c.attrs.flag("saturate", true)?;
+        let mode = c.attrs.string("round_mode", "up")?;
+        return super::narrow::cast_narrow(v, to, saturate, &mode);
     }
     if to == ElemType::Bool {
         return Ok(Value::nonzero(&v.t)?);

@@ -7,6 +7,7 @@
 mod act;
 mod attention;
 mod math;
+pub(crate) mod narrow;
 mod nn;
 mod shape;
 
