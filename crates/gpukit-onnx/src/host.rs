@@ -101,8 +101,12 @@ fn widen_raw(ty: ElemType, raw: &[u8], n: usize, out: &mut Vec<u8>) {
     match ty {
         I8 => i32s(out, &|k| i32::from(raw[k] as i8)),
         U8 => i32s(out, &|k| i32::from(raw[k])),
-        I16 => i32s(out, &|k| i32::from(i16::from_le_bytes([raw[2 * k], raw[2 * k + 1]]))),
-        U16 => i32s(out, &|k| i32::from(u16::from_le_bytes([raw[2 * k], raw[2 * k + 1]]))),
+        I16 => i32s(out, &|k| {
+            i32::from(i16::from_le_bytes([raw[2 * k], raw[2 * k + 1]]))
+        }),
+        U16 => i32s(out, &|k| {
+            i32::from(u16::from_le_bytes([raw[2 * k], raw[2 * k + 1]]))
+        }),
         I4 => i32s(out, &|k| sext(packed(raw, k, 4), 4)),
         U4 => i32s(out, &|k| i32::from(packed(raw, k, 4))),
         I2 => i32s(out, &|k| sext(packed(raw, k, 2), 2)),
@@ -270,7 +274,11 @@ fn decode_data(
             } else {
                 (0, (1i64 << bits) - 1)
             };
-            if let Some(v) = t.int32_data.iter().find(|&&v| !(lo..=hi).contains(&i64::from(v))) {
+            if let Some(v) = t
+                .int32_data
+                .iter()
+                .find(|&&v| !(lo..=hi).contains(&i64::from(v)))
+            {
                 return Err(format!("tensor `{name}` of type {ty} holds {v}"));
             }
             take(&t.int32_data, n, count_err, |v| v.to_le_bytes(), &mut bytes)?
@@ -279,9 +287,21 @@ fn decode_data(
             if let Some(v) = t.uint64_data.iter().find(|&&v| v > u64::from(u32::MAX)) {
                 return Err(format!("tensor `{name}` of type uint32 holds {v}"));
             }
-            take(&t.uint64_data, n, count_err, |&v| (v as i64).to_le_bytes(), &mut bytes)?
+            take(
+                &t.uint64_data,
+                n,
+                count_err,
+                |&v| (v as i64).to_le_bytes(),
+                &mut bytes,
+            )?
         }
-        ElemType::U64 => take(&t.uint64_data, n, count_err, |&v| (v as i64).to_le_bytes(), &mut bytes)?,
+        ElemType::U64 => take(
+            &t.uint64_data,
+            n,
+            count_err,
+            |&v| (v as i64).to_le_bytes(),
+            &mut bytes,
+        )?,
         // The float8 patterns one per int32 (their low byte).
         ElemType::F8E4M3FN
         | ElemType::F8E4M3FNUZ

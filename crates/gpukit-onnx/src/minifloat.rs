@@ -231,11 +231,17 @@ mod tests {
         assert_eq!(round(F8E5M2, 61440.0, false, "up"), f32::INFINITY);
         assert!(round(F8E5M2FNUZ, f64::INFINITY, false, "up").is_nan());
         assert_eq!(round(F8E4M3FNUZ, -0.0, true, "up").to_bits(), 0);
-        assert_eq!(round(F8E4M3FN, -1e-7, true, "up").to_bits(), (-0.0f32).to_bits());
+        assert_eq!(
+            round(F8E4M3FN, -1e-7, true, "up").to_bits(),
+            (-0.0f32).to_bits()
+        );
         assert_eq!(round(F4E2M1, 2.5, false, "up"), 2.0);
         assert_eq!(round(F4E2M1, 3.5, false, "up"), 4.0);
         assert_eq!(round(F4E2M1, 1e6, false, "up"), 6.0);
-        assert_eq!(round(F4E2M1, f64::NAN, false, "up").to_bits(), (-0.0f32).to_bits());
+        assert_eq!(
+            round(F4E2M1, f64::NAN, false, "up").to_bits(),
+            (-0.0f32).to_bits()
+        );
         assert_eq!(round(F8E8M0, 1.1, true, "up"), 2.0);
         assert_eq!(round(F8E8M0, 1.1, true, "down"), 1.0);
         assert_eq!(round(F8E8M0, 1.6, true, "nearest"), 2.0);
@@ -282,9 +288,7 @@ mod tests {
                     .iter()
                     .min_by(|a, b| {
                         let (da, db) = ((a.1 - x).abs(), (b.1 - x).abs());
-                        da.partial_cmp(&db)
-                            .unwrap()
-                            .then((a.0 & 1).cmp(&(b.0 & 1)))
+                        da.partial_cmp(&db).unwrap().then((a.0 & 1).cmp(&(b.0 & 1)))
                     })
                     .unwrap();
                 let got = f64::from(round(ty, x, true, "up"));

@@ -185,6 +185,30 @@ impl Model {
                 outputs: outs,
             });
         }
+        // A node fed directly by a narrow-typed graph input or initializer must be an op
+        // that takes narrow types (the rest is checked when the values exist).
+        let known: HashMap<usize, ElemType> = inputs
+            .iter()
+            .map(|(id, i)| (*id, i.ty))
+            .chain(initializers.iter().map(|(id, h)| (*id, h.ty)))
+            .collect();
+        for n in &nodes {
+            let narrow = n
+                .inputs
+                .iter()
+                .flatten()
+                .filter_map(|id| known.get(id))
+                .find(|t| t.is_narrow());
+            if let Some(ty) = narrow
+                && !ops::narrow::accepts(&n.op)
+            {
+                return Err(OnnxError::Unsupported {
+                    node: n.name.clone(),
+                    op: n.op.clone(),
+                    what: format!("{} on {ty} tensors", n.op),
+                });
+            }
+        }
         let mut outputs = Vec::new();
         for vi in &graph.output {
             let name = vi.name.clone().unwrap_or_default();

@@ -10,7 +10,9 @@
 //! - **comparisons, Max, Min** compare the stored values, which keep the order, but
 //!   for uint64, whose bit patterns are compared after adding 2^63 (wrapping): the
 //!   signed order of `x + 2^63` is the unsigned order of `x`.
-//! - **Clip** on the integer types but uint64, bounds of the same type.
+//! - **Clip** on the integer types but uint64, bounds of the same type; **TopK** on the
+//!   integer types (uint64 by the unsigned order); **Pow** of a float base with a
+//!   narrow integer exponent.
 //! - **Cast, CastLike** (`math.rs`'s `cast`): see [`cast_narrow`].
 //! - **data movement** (Identity, Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
 //!   Expand, Slice, Concat, Split, Gather, GatherElements, Tile, Where) copies stored
@@ -60,6 +62,34 @@ const MOVEMENT: &[&str] = &[
     "Tile",
     "Where",
 ];
+
+/// Whether `op` takes narrow types at all (which ones, and on which inputs, the run
+/// checks): the load-time check refuses any other op fed by a narrow graph input or
+/// initializer.
+pub(crate) fn accepts(op: &str) -> bool {
+    MOVEMENT.contains(&op)
+        || [
+            "Add",
+            "Sub",
+            "Mul",
+            "Div",
+            "Equal",
+            "Less",
+            "LessOrEqual",
+            "Greater",
+            "GreaterOrEqual",
+            "Max",
+            "Min",
+            "Clip",
+            "Cast",
+            "CastLike",
+            "Shape",
+            "Size",
+            "Pow",
+            "TopK",
+        ]
+        .contains(&op)
+}
 
 /// Runs `op` on inputs of which some have the narrow type `ty`.
 pub(crate) fn run(op: &str, c: &Ctx<'_>, x: X<'_>, ty: ElemType) -> OpResult<Vec<Value>> {
@@ -112,7 +142,11 @@ pub(crate) fn run(op: &str, c: &Ctx<'_>, x: X<'_>, ty: ElemType) -> OpResult<Vec
                 _ => CmpOp::Ge,
             };
             let (a, b) = (unsigned_key(a, ty)?, unsigned_key(b, ty)?);
-            Ok(vec![Value::bool_mask(a.compare_as(cmp, &b, DType::I32)?)?])
+            Ok(vec![Value::bool_mask(a.compare_as(
+                cmp,
+                &b,
+                DType::I32,
+            )?)?])
         }
         "Max" | "Min" => {
             let keyed: Vec<Option<Value>> = x
@@ -150,6 +184,34 @@ pub(crate) fn run(op: &str, c: &Ctx<'_>, x: X<'_>, ty: ElemType) -> OpResult<Vec
             Ok(vec![Value { t, ty }])
         }
         "Cast" | "CastLike" | "Shape" | "Size" => (spec.run)(c, x),
+        // A float base with a narrow integer exponent: the exponent's value as int64
+        // (exact; uint64 below 2^63), then Pow as for int64.
+        "Pow" if req(x, 0)?.ty.is_float() && !req(x, 0)?.ty.is_narrow() && !ty.is_float() => {
+            let e = req(x, 1)?;
+            if e.ty == ElemType::U64 {
+                below_2_63(&e.t, "as an exponent")?;
+            }
+            let e = Value::new(e.t.to_dtype(DType::I64)?);
+            (spec.run)(c, &[x[0].clone(), Some(e)])
+        }
+        // TopK on the unsigned order of uint64 (the keys above), the values mapped back;
+        // the indices stay int64. Other narrow types compare as stored.
+        "TopK" if !ty.is_float() => {
+            let keyed = Value {
+                t: unsigned_key(same_ty(x, 0, ty)?, ty)?,
+                ty: ElemType::of_dtype(ty.dtype()),
+            };
+            let mut ins = x.to_vec();
+            ins[0] = Some(keyed);
+            let mut out = (spec.run)(c, &ins)?;
+            if let Some(v) = out.first_mut() {
+                *v = Value {
+                    t: unsigned_key(&v.t, ty)?,
+                    ty,
+                };
+            }
+            Ok(out)
+        }
         _ if MOVEMENT.contains(&op) => {
             for i in data_inputs(op, x.len()) {
                 if let Some(v) = x.get(i).and_then(Option::as_ref) {
