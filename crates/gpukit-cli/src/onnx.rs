@@ -99,8 +99,9 @@ fn run(g: &Global, a: &OnnxArgs) -> Result<(), Fail> {
         };
         let t =
             gpukit::io::read_npy(&kit, file).map_err(|e| (format!("--input {name}: {e}"), 1))?;
-        // numpy writes int64 token ids as int32 on some platforms: widen exactly.
-        let t = if info.ty == ElemType::I64 && t.dtype() == DType::I32 {
+        // numpy writes int64 token ids as int32 on some platforms (and a uint32 input
+        // may come as int32): widen exactly to the input's i64 storage.
+        let t = if info.ty.dtype() == DType::I64 && !info.ty.is_float() && t.dtype() == DType::I32 {
             t.to_dtype(DType::I64).map_err(|e| (e.to_string(), 1))?
         } else {
             t
@@ -223,12 +224,25 @@ fn run(g: &Global, a: &OnnxArgs) -> Result<(), Fail> {
     Ok(())
 }
 
-/// Writes one output as .npy in its own dtype (bool as numpy's bool).
+/// Writes one output as .npy in its own dtype: bool as numpy's bool, the narrow
+/// integers as numpy's int8 ... uint64 (int4/int2 as int8, uint4/uint2 as uint8: numpy
+/// has no narrower dtype), float8 and float4 as their values in float32 (numpy has no
+/// float8 dtype).
 fn write_output(path: &Path, v: &Value) -> gpukit::Result<()> {
-    if v.ty() == ElemType::Bool {
-        gpukit::io::write_npy_bool(path, v.tensor())
-    } else {
-        gpukit::io::write_npy(path, v.tensor())
+    use gpukit::io::NpyInt;
+    let as_int = match v.ty() {
+        ElemType::Bool => return gpukit::io::write_npy_bool(path, v.tensor()),
+        ElemType::I8 | ElemType::I4 | ElemType::I2 => Some(NpyInt::I8),
+        ElemType::U8 | ElemType::U4 | ElemType::U2 => Some(NpyInt::U8),
+        ElemType::I16 => Some(NpyInt::I16),
+        ElemType::U16 => Some(NpyInt::U16),
+        ElemType::U32 => Some(NpyInt::U32),
+        ElemType::U64 => Some(NpyInt::U64Bits),
+        _ => None,
+    };
+    match as_int {
+        Some(k) => gpukit::io::write_npy_int(path, v.tensor(), k),
+        None => gpukit::io::write_npy(path, v.tensor()),
     }
 }
 

@@ -219,3 +219,67 @@ fn the_minilm_file_through_the_command_has_the_library_bits() {
         );
     }
 }
+
+/// A uint8 model: the input read from numpy's `|u1`, the output written as `|u1`, with
+/// uint8's wrapping addition; an int8 file value outside the input's type is refused.
+#[test]
+fn narrow_integer_models_read_and_write_numpys_own_dtypes() {
+    let dir = scratch("onnx_uint8");
+    let model = dir.join("m.onnx");
+    let bytes = ModelProto {
+        ir_version: Some(9),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(21),
+        }],
+        graph: Some(GraphProto {
+            node: vec![node("add", "Add", &["x", "b"], &["y"])],
+            initializer: vec![TensorProto {
+                name: Some("b".into()),
+                dims: vec![3],
+                data_type: Some(2),
+                raw_data: Some(vec![250, 10, 0]),
+                ..Default::default()
+            }],
+            input: vec![vi("x", 2, &[3])],
+            output: vec![vi("y", 2, &[3])],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec();
+    std::fs::write(&model, bytes).unwrap();
+    let kit = gpukit::cpu().unwrap();
+    let x = Tensor::from_slice(&kit, &[10i32, 250, 7], &[3]).unwrap();
+    let xf = dir.join("x.npy");
+    gpukit::io::write_npy_int(&xf, &x, gpukit::io::NpyInt::U8).unwrap();
+    let out = dir.join("out");
+    let (code, stdout, err) = gpukit(&[
+        "onnx",
+        model.to_str().unwrap(),
+        "--input",
+        &format!("x={}", xf.display()),
+        "--output-dir",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("y: uint8 [3]"), "{stdout}");
+    let raw = std::fs::read(out.join("y.npy")).unwrap();
+    assert!(String::from_utf8_lossy(&raw[..80]).contains("'|u1'"));
+    assert_eq!(&raw[raw.len() - 3..], &[4, 4, 7]);
+    // An int32 file holding 300 for the uint8 input: one line naming the input.
+    let bad = Tensor::from_slice(&kit, &[300i32, 1, 2], &[3]).unwrap();
+    let bf = dir.join("bad.npy");
+    gpukit::io::write_npy(&bf, &bad).unwrap();
+    let (code, _, err) = gpukit(&[
+        "onnx",
+        model.to_str().unwrap(),
+        "--input",
+        &format!("x={}", bf.display()),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("`x`") && err.contains("300") && err.lines().count() == 1,
+        "{err}"
+    );
+}

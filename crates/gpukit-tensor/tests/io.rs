@@ -9,8 +9,8 @@ use gpukit::half::{bf16, f16};
 use gpukit_core::{DType, Error, Kit};
 use gpukit_tensor::Tensor;
 use gpukit_tensor::io::{
-    SafeTensorsFile, load_safetensors, read_npy, read_npz, save_safetensors, write_npy,
-    write_npy_bool,
+    NpyInt, SafeTensorsFile, load_safetensors, read_npy, read_npz, save_safetensors, write_npy,
+    write_npy_bool, write_npy_int,
 };
 
 fn kits() -> Vec<(&'static str, Kit)> {
@@ -109,9 +109,9 @@ fn npy_refusals_name_the_file_and_the_reason() {
         (b.dtype(), b.to_vec::<i32>().unwrap()),
         (DType::I32, vec![1, 0])
     );
-    // A dtype gpukit does not have (uint16) is refused, naming the file and dtype.
+    // A dtype gpukit does not have (complex64) is refused, naming the file and dtype.
     let u2 = std::env::temp_dir().join(format!("gpukit_u2_{}.npy", std::process::id()));
-    let header = "{'descr': '<u2', 'fortran_order': False, 'shape': (2,), }";
+    let header = "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }";
     let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
     bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
     bytes.extend_from_slice(header.as_bytes());
@@ -119,7 +119,7 @@ fn npy_refusals_name_the_file_and_the_reason() {
     std::fs::write(&u2, bytes).unwrap();
     let e = read_npy(&kit, &u2).unwrap_err().to_string();
     std::fs::remove_file(&u2).unwrap();
-    assert!(e.contains("gpukit_u2_") && e.contains("<u2"), "{e}");
+    assert!(e.contains("gpukit_u2_") && e.contains("<c8"), "{e}");
     let e = read_npy(&kit, fixture("missing.npy")).unwrap_err();
     assert!(
         matches!(&e, Error::Io(m) if m.contains("missing.npy")),
@@ -358,4 +358,93 @@ fn bool_npy_round_trips_as_numpy_bool() {
     assert_eq!(back.to_vec::<i32>().unwrap(), [0, 1, 1, 0, 1, 0]);
     let f = Tensor::from_slice(&kit, &[1.0f32], &[1]).unwrap();
     assert!(matches!(write_npy_bool(&p, &f), Err(Error::DType { .. })));
+}
+
+/// numpy's narrow integers: written with their own dtype and byte image, read back
+/// widened exactly (i1/u1/i2/u2 to i32, u4/u8 to i64); a big-endian file reads the
+/// same; out-of-range values and uint64 above i64::MAX are errors.
+#[test]
+fn narrow_integer_npy_round_trips() {
+    let kit = gpukit::cpu().unwrap();
+    let cases: [(NpyInt, &str, Vec<i64>, Vec<u8>); 6] = [
+        (
+            NpyInt::I8,
+            "|i1",
+            vec![-128, 127, -1],
+            vec![0x80, 0x7f, 0xff],
+        ),
+        (NpyInt::U8, "|u1", vec![0, 255, 7], vec![0, 0xff, 7]),
+        (
+            NpyInt::I16,
+            "<i2",
+            vec![-2, 300],
+            vec![0xfe, 0xff, 0x2c, 0x01],
+        ),
+        (NpyInt::U16, "<u2", vec![65535, 1], vec![0xff, 0xff, 1, 0]),
+        (
+            NpyInt::U32,
+            "<u4",
+            vec![4_000_000_000],
+            4_000_000_000u32.to_le_bytes().to_vec(),
+        ),
+        (
+            NpyInt::U64Bits,
+            "<u8",
+            vec![-1, 5],
+            [u64::MAX.to_le_bytes(), 5u64.to_le_bytes()].concat(),
+        ),
+    ];
+    for (as_, descr, vals, image) in cases {
+        let p = tmp(&format!("narrow_{}.npy", descr.replace(['<', '|'], "")));
+        let t = Tensor::from_slice(&kit, &vals, &[vals.len()]).unwrap();
+        write_npy_int(&p, &t, as_).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        assert!(String::from_utf8_lossy(&bytes[..64]).contains(&format!("'descr': '{descr}'")));
+        assert_eq!(&bytes[bytes.len() - image.len()..], &image[..], "{descr}");
+        if as_ == NpyInt::U64Bits {
+            // u64::MAX does not fit gpukit's i64: refused on reading.
+            let e = read_npy(&kit, &p).unwrap_err().to_string();
+            assert!(e.contains("18446744073709551615"), "{e}");
+            continue;
+        }
+        let back = read_npy(&kit, &p).unwrap();
+        let wide = back.to_dtype(DType::I64).unwrap().to_vec::<i64>().unwrap();
+        assert_eq!(wide, vals, "{descr}");
+        let want = if matches!(as_, NpyInt::U32) {
+            DType::I64
+        } else {
+            DType::I32
+        };
+        assert_eq!(back.dtype(), want);
+        // The same values written big-endian read the same.
+        let size: usize = descr[2..].parse().unwrap();
+        let mut big = bytes.clone();
+        let start = big.len() - image.len();
+        for c in big[start..].chunks_exact_mut(size) {
+            c.reverse();
+        }
+        // The descr's byte-order character becomes '>' (same header length).
+        let key = format!("'{descr}'");
+        let at = big
+            .windows(key.len())
+            .position(|w| w == key.as_bytes())
+            .unwrap();
+        big[at + 1] = b'>';
+        let img = big;
+        std::fs::write(&p, img).unwrap();
+        let back = read_npy(&kit, &p).unwrap();
+        let wide = back.to_dtype(DType::I64).unwrap().to_vec::<i64>().unwrap();
+        assert_eq!(wide, vals, "big-endian {descr}");
+        std::fs::remove_file(&p).unwrap();
+    }
+    let t = Tensor::from_slice(&kit, &[300i64], &[1]).unwrap();
+    let e = write_npy_int(tmp("bad.npy"), &t, NpyInt::I8)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("300") && e.contains("|i1"), "{e}");
+    let f = Tensor::from_slice(&kit, &[1.0f32], &[1]).unwrap();
+    assert!(matches!(
+        write_npy_int(tmp("bad.npy"), &f, NpyInt::U8),
+        Err(Error::DType { .. })
+    ));
 }

@@ -24,7 +24,7 @@ mod npy;
 mod safetensors_file;
 mod zip;
 
-pub use npy::{read_npy, read_npz, write_npy, write_npy_bool};
+pub use npy::{NpyInt, read_npy, read_npz, write_npy, write_npy_bool, write_npy_int};
 pub use safetensors_file::{SafeTensorsFile, TensorInfo, load_safetensors, save_safetensors};
 
 use gpukit_core::{Buf, DType, Error, Kit, Result};

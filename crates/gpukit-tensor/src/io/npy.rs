@@ -17,6 +17,9 @@ struct Header {
     dtype: DType,
     /// numpy's `bool` (`|b1`): one byte per element, read as i32 0/1.
     bool_: bool,
+    /// A narrower integer in the file (bytes per element, signed), widened exactly to
+    /// `dtype` (i8, u8, i16, u16 to i32; u32, u64 to i64).
+    narrow: Option<(usize, bool)>,
     big_endian: bool,
     fortran: bool,
     shape: Vec<usize>,
@@ -147,6 +150,7 @@ fn parse_header(bytes: &[u8]) -> std::result::Result<Header, String> {
         return Ok(Header {
             dtype: DType::I32,
             bool_: true,
+            narrow: None,
             big_endian: false,
             fortran: *fortran,
             shape: shape.clone(),
@@ -157,30 +161,72 @@ fn parse_header(bytes: &[u8]) -> std::result::Result<Header, String> {
     let big_endian = match order {
         "<" => false,
         ">" => true,
+        // "Not applicable": one-byte types.
+        "|" if descr.ends_with('1') => false,
         "=" => cfg!(target_endian = "big"),
         _ => return Err(format!("dtype '{descr}' is not supported")),
     };
-    let dtype = match code {
-        "f2" => DType::F16,
-        "f4" => DType::F32,
-        "f8" => DType::F64,
-        "i4" => DType::I32,
-        "i8" => DType::I64,
+    let (dtype, narrow) = match code {
+        "f2" => (DType::F16, None),
+        "f4" => (DType::F32, None),
+        "f8" => (DType::F64, None),
+        "i4" => (DType::I32, None),
+        "i8" => (DType::I64, None),
+        "i1" => (DType::I32, Some((1, true))),
+        "u1" => (DType::I32, Some((1, false))),
+        "i2" => (DType::I32, Some((2, true))),
+        "u2" => (DType::I32, Some((2, false))),
+        "u4" => (DType::I64, Some((4, false))),
+        "u8" => (DType::I64, Some((8, false))),
         _ => {
             return Err(format!(
                 "dtype '{descr}' is not supported (f2, f4, f8, i4, i8: gpukit's f16, f32, \
-                 f64, i32, i64; b1 as i32 0/1)"
+                 f64, i32, i64; b1 as i32 0/1; i1, u1, i2, u2 widened to i32; u4, u8 to i64)"
             ));
         }
     };
     Ok(Header {
         dtype,
+        narrow,
         bool_: false,
         big_endian,
         fortran: *fortran,
         shape: shape.clone(),
         data_start: at + len,
     })
+}
+
+/// `data`'s integers of `width` bytes (ragged tail ignored: the length check after
+/// reports it) as little-endian `to` (i32 or i64) bytes; a uint64 above `i64::MAX` is
+/// an error.
+fn widen_ints(
+    data: &[u8],
+    width: usize,
+    signed: bool,
+    big_endian: bool,
+    to: DType,
+) -> std::result::Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(data.len() / width * to.size());
+    for c in data.chunks_exact(width) {
+        let mut b = [0u8; 8];
+        b[..width].copy_from_slice(c);
+        if big_endian {
+            b[..width].reverse();
+        }
+        let u = u64::from_le_bytes(b);
+        let v = if signed {
+            let s = 64 - 8 * width as u32;
+            ((u << s) as i64) >> s
+        } else {
+            i64::try_from(u)
+                .map_err(|_| format!("uint64 value {u} is above i64::MAX (gpukit's i64)"))?
+        };
+        match to {
+            DType::I32 => out.extend_from_slice(&(v as i32).to_le_bytes()),
+            _ => out.extend_from_slice(&v.to_le_bytes()),
+        }
+    }
+    Ok(out)
 }
 
 /// The tensor of a `.npy` image `bytes` (`what` names it in errors).
@@ -193,6 +239,10 @@ fn load_image(kit: &Kit, bytes: &[u8], what: &str, path: &Path) -> Result<Tensor
             .iter()
             .flat_map(|&b| i32::from(b != 0).to_le_bytes())
             .collect::<Vec<u8>>();
+        &owned[..]
+    } else if let Some((width, signed)) = h.narrow {
+        owned = widen_ints(data, width, signed, h.big_endian, h.dtype)
+            .map_err(|e| io_err(path, format!("{what}: {e}")))?;
         &owned[..]
     } else if h.big_endian {
         let mut v = data.to_vec();
@@ -215,11 +265,13 @@ fn load_image(kit: &Kit, bytes: &[u8], what: &str, path: &Path) -> Result<Tensor
 }
 
 /// Reads a `.npy` file (little- or big-endian f16/f32/f64/i32/i64, C or Fortran order;
-/// numpy's `bool` as an i32 tensor of 0/1) into a contiguous tensor on `kit`.
+/// numpy's `bool` as an i32 tensor of 0/1; int8, uint8, int16 and uint16 widened exactly
+/// to i32, uint32 and uint64 to i64) into a contiguous tensor on `kit`.
 ///
 /// Errors: [`Error::Io`] naming the file when it cannot be read, is not a `.npy` file,
-/// or holds a dtype gpukit does not have; [`Error::Length`] when the data does not
-/// match the shape; the kit's allocation errors.
+/// or holds a dtype gpukit cannot hold (a uint64 above `i64::MAX` included);
+/// [`Error::Length`] when the data does not match the shape; the kit's allocation
+/// errors.
 pub fn read_npy(kit: &Kit, path: impl AsRef<Path>) -> Result<Tensor> {
     let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|e| io_err(path, e))?;
@@ -281,6 +333,61 @@ pub fn write_npy_bool(path: impl AsRef<Path>, t: &Tensor) -> Result<()> {
     let v = t.to_dtype(DType::I64)?.contiguous()?.to_vec::<i64>()?;
     let bytes: Vec<u8> = v.iter().map(|&x| u8::from(x != 0)).collect();
     write_image(path.as_ref(), t, "|b1", &bytes)
+}
+
+/// numpy's narrow integer dtypes that [`write_npy_int`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NpyInt {
+    /// `|i1` (int8).
+    I8,
+    /// `|u1` (uint8).
+    U8,
+    /// `<i2` (int16).
+    I16,
+    /// `<u2` (uint16).
+    U16,
+    /// `<u4` (uint32).
+    U32,
+    /// `<u8` (uint64), written from an i64's two's-complement bit pattern.
+    U64Bits,
+}
+
+/// Writes an integer tensor as one of numpy's narrower integer dtypes.
+///
+/// Every value must lie in the dtype's range, except for [`NpyInt::U64Bits`], which
+/// writes each i64's bit pattern (how gpukit-onnx keeps uint64 values).
+///
+/// Errors: [`Error::DType`] for a float tensor; [`Error::InvalidArgument`] naming the
+/// first value outside the dtype's range; download errors; [`Error::Io`] naming the
+/// file when it cannot be written.
+pub fn write_npy_int(path: impl AsRef<Path>, t: &Tensor, as_: NpyInt) -> Result<()> {
+    if t.dtype().is_float() {
+        return Err(Error::DType {
+            op: "write_npy_int".into(),
+            expected: "an integer dtype".into(),
+            got: t.dtype(),
+        });
+    }
+    let v = t.to_dtype(DType::I64)?.contiguous()?.to_vec::<i64>()?;
+    let (descr, width, lo, hi) = match as_ {
+        NpyInt::I8 => ("|i1", 1, i64::from(i8::MIN), i64::from(i8::MAX)),
+        NpyInt::U8 => ("|u1", 1, 0, i64::from(u8::MAX)),
+        NpyInt::I16 => ("<i2", 2, i64::from(i16::MIN), i64::from(i16::MAX)),
+        NpyInt::U16 => ("<u2", 2, 0, i64::from(u16::MAX)),
+        NpyInt::U32 => ("<u4", 4, 0, i64::from(u32::MAX)),
+        NpyInt::U64Bits => ("<u8", 8, i64::MIN, i64::MAX),
+    };
+    if let Some(x) = v.iter().find(|&&x| x < lo || x > hi) {
+        return Err(Error::InvalidArgument {
+            op: "write_npy_int".into(),
+            reason: format!("{x} is outside {descr}'s range {lo}..={hi}"),
+        });
+    }
+    let bytes: Vec<u8> = v
+        .iter()
+        .flat_map(|x| x.to_le_bytes().into_iter().take(width))
+        .collect();
+    write_image(path.as_ref(), t, descr, &bytes)
 }
 
 /// Writes a version 1.0 `.npy` image of `t`'s dims with dtype `descr` and `data`.
@@ -351,7 +458,7 @@ mod tests {
         assert!(h.bool_ && h.dtype == DType::I32 && !h.big_endian);
         for bad in [
             "{'descr': '<b1', 'fortran_order': False, 'shape': (5,), }",
-            "{'descr': '<u1', 'fortran_order': False, 'shape': (5,), }",
+            "{'descr': '<c8', 'fortran_order': False, 'shape': (5,), }",
             "{'descr': '<f4', 'shape': (5,), }",
             "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }",
             "{'descr': '<f4', 'fortran_order': False, 'shape': (5,)",
