@@ -63,7 +63,7 @@ for kind, src in (("node", "target/onnx-node"), ("models", "target/onnx-models")
         if not os.path.exists(p):
             continue
         j = json.load(open(p))
-        keep = j.get("light") or (not j["expanded"] and j["gpukit_types"] and j["op"] in ops)
+        keep = j.get("light") or (not j["expanded"] and j["op"] in ops)
         if keep and "skip" not in j:
             shutil.copytree(os.path.join(src, d), os.path.join(out, kind, d))
 PY

@@ -60,7 +60,8 @@ def is_tensor(vi):
     return vi.type.HasField("tensor_type")
 
 
-# The element types gpukit runs: float, int32, int64, bool, float16, double, bfloat16.
+# gpukit's own element types (no narrow type stored wider): float, int32, int64, bool,
+# float16, double, bfloat16.
 GPUKIT_TYPES = {1, 6, 7, 9, 10, 11, 16}
 
 

@@ -23,6 +23,12 @@
 //! intermediate value after its last reader. Every op is one or a few calls of the
 //! tensor API (docs/onnx.md lists them), so each result has the bits gpukit's
 //! contract fixes, whatever the device.
+//!
+//! The ONNX element types gpukit has no dtype for (int8 ... uint64, int4, int2, the
+//! float8 formats, float4) are stored exactly in a wider dtype with their ONNX type
+//! beside ([`ElemType`]); only the ops that know a narrow type's semantics take it
+//! (wrapping arithmetic, unsigned uint64 order, casts rounding to float8 on the host),
+//! and any other op given one is an error naming the node, the op and the type.
 
 mod attrs;
 mod elem;
