@@ -272,6 +272,16 @@ impl Buf {
         matches!(self.storage, Storage::Pooled(_))
     }
 
+    /// Whether this handle is the only one on its memory: a pooled block that no other
+    /// clone or view of any buffer holds (wrapped and absent buffers: `false`). Whoever
+    /// owns such a handle may write a result over it, since nothing else can read it.
+    pub fn is_unique(&self) -> bool {
+        match &self.storage {
+            Storage::Pooled(b) => Arc::strong_count(b) == 1,
+            _ => false,
+        }
+    }
+
     fn present_kit(&self, what: &str) -> Result<&Kit> {
         self.kit().ok_or_else(|| Error::Absent {
             what: what.to_string(),

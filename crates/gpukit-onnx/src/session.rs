@@ -65,8 +65,8 @@ fn node_err(n: &Node, e: OpError) -> OnnxError {
     }
 }
 
-/// Runs one node on its inputs.
-fn exec(kit: &Kit, n: &Node, xs: &[Option<Value>]) -> Result<Vec<Value>> {
+/// Runs one node on its inputs (the op's own handles; see `ops::RunFn`).
+fn exec(kit: &Kit, n: &Node, xs: &mut [Option<Value>]) -> Result<Vec<Value>> {
     let ctx = Ctx {
         kit,
         attrs: &n.attrs,
@@ -125,12 +125,13 @@ impl<'m> Session<'m> {
                 run_list.push(i);
                 continue;
             }
-            let xs: Vec<Option<Value>> = n
+            // The constants stay held here, so no folded op writes over one.
+            let mut xs: Vec<Option<Value>> = n
                 .inputs
                 .iter()
                 .map(|i| i.map(|id| consts[&id].clone()))
                 .collect();
-            let outs = exec(kit, n, &xs)?;
+            let outs = exec(kit, n, &mut xs)?;
             for (o, v) in n.outputs.iter().zip(outs) {
                 if let Some(id) = o {
                     consts.insert(*id, v);
@@ -234,7 +235,7 @@ impl<'m> Session<'m> {
             let t0 = self.profile.is_some().then(Instant::now);
             let label = match *step {
                 Step::Node(i) => {
-                    self.run_node(i, &mut slots)?;
+                    self.run_node(i, &mut slots, &self.release[pos])?;
                     model.nodes[i].op.as_str()
                 }
                 Step::MatMulAdd {
@@ -255,8 +256,8 @@ impl<'m> Session<'m> {
                             slots[out] = Some(r.map_err(|e| node_err(&model.nodes[mm], e.into()))?);
                         }
                         None => {
-                            self.run_node(mm, &mut slots)?;
-                            self.run_node(add, &mut slots)?;
+                            self.run_node(mm, &mut slots, &[])?;
+                            self.run_node(add, &mut slots, &[])?;
                         }
                     }
                     "MatMul+Add (fused gemm)"
@@ -293,15 +294,23 @@ impl<'m> Session<'m> {
 }
 
 impl Session<'_> {
-    /// Runs node `i` on the values in `slots` and stores its outputs there.
-    fn run_node(&self, i: usize, slots: &mut [Option<Value>]) -> Result<()> {
+    /// Runs node `i` on the values in `slots` and stores its outputs there. The values
+    /// in `last` (those this node reads for the last time) leave `slots` first, so the
+    /// op holds the only handle on each (unless a view or a second use shares it) and
+    /// may write its result over it: in-place execution, decided per buffer at run time.
+    fn run_node(&self, i: usize, slots: &mut [Option<Value>], last: &[usize]) -> Result<()> {
         let n = &self.model.nodes[i];
-        let xs: Vec<Option<Value>> = n
+        let mut xs: Vec<Option<Value>> = n
             .inputs
             .iter()
             .map(|i| i.and_then(|id| slots[id].clone()))
             .collect();
-        let outs = exec(&self.kit, n, &xs)?;
+        for &id in last {
+            if n.inputs.iter().flatten().any(|&j| j == id) {
+                slots[id] = None;
+            }
+        }
+        let outs = exec(&self.kit, n, &mut xs)?;
         for (o, v) in n.outputs.iter().zip(outs) {
             if let Some(id) = o {
                 slots[*id] = Some(v);

@@ -153,6 +153,44 @@ impl Tensor {
         self.binary_scalar(BinaryOp::Div, v)
     }
 
+    /// [`Tensor::unary`] taking the tensor by value: when it is the only handle on its
+    /// buffer (no clone or view of it alive) and covers that buffer contiguously, the
+    /// result is written over it in place (no allocation, the same bits: each element
+    /// is read before its result is written); otherwise exactly [`Tensor::unary`].
+    ///
+    /// Errors: as [`Tensor::unary`].
+    pub fn unary_owned(self, op: UnaryOp) -> Result<Tensor> {
+        if self.reusable() {
+            gpukit_ops::unary(&self.kit, op, &self.buf, &self.buf)?;
+            return Ok(self);
+        }
+        self.unary(op)
+    }
+
+    /// [`Tensor::binary`] taking the left operand by value: written over it in place
+    /// when it is the only handle on its buffer, covers it contiguously, and `other`
+    /// has the same dims and dtype (no broadcast); otherwise exactly
+    /// [`Tensor::binary`]. The same bits either way.
+    ///
+    /// Errors: as [`Tensor::binary`].
+    pub fn binary_owned(self, op: BinaryOp, other: &Tensor) -> Result<Tensor> {
+        if self.reusable() && other.dims() == self.dims() && other.dtype() == self.dtype() {
+            let b = other.contiguous()?;
+            gpukit_ops::binary(&self.kit, op, &self.buf, &self.buf, &b.buf)?;
+            return Ok(self);
+        }
+        self.binary(op, other)
+    }
+
+    /// Whether an op may write its result over this tensor: the only handle on its
+    /// buffer, row-major from the buffer's first element to its last.
+    fn reusable(&self) -> bool {
+        self.buf.is_unique()
+            && self.offset == 0
+            && self.is_contiguous()
+            && self.buf.len() == self.numel()
+    }
+
     /// `op(self)` elementwise with the `unary` op (float dtypes).
     ///
     /// Errors: [`Error::DType`] for an integer dtype.

@@ -99,7 +99,9 @@ pub(super) static SPECS: &[OpSpec] = &[
         let t = float_in(x, 0)?;
         Ok(vec![val(t.mul(&t.softplus()?.tanh()?)?)])
     }),
-    spec("LRN", &["alpha", "beta", "bias", "size"], 1, lrn),
+    spec("LRN", &["alpha", "beta", "bias", "size"], 1, |c, x| {
+        lrn(c, x)
+    }),
     spec(
         "ReduceSumSquare",
         &["axes", "keepdims", "noop_with_empty_axes"],
@@ -139,7 +141,7 @@ pub(super) static SPECS: &[OpSpec] = &[
             keep.where_(t, &zero.broadcast_to(t.dims())?)?,
         )])
     }),
-    spec("Einsum", &["equation"], usize::MAX, einsum),
+    spec("Einsum", &["equation"], usize::MAX, |c, x| einsum(c, x)),
 ];
 
 /// The 0/1 mask of `t < 0`.

@@ -5,7 +5,7 @@ use gpukit_core::DType;
 use gpukit_ops::{BinaryOp, CmpOp, LogicOp, UnaryOp};
 use gpukit_tensor::Tensor;
 
-use super::{OpSpec, X, boolv, float_in, host_scalar, one_of, opt, req, same, spec, val};
+use super::{OpSpec, X, boolv, float_in, host_scalar, one_of, opt, req, same, spec, take, val};
 use crate::attrs::Attrs;
 use crate::elem::ElemType;
 use crate::error::{OpError, OpResult};
@@ -178,17 +178,21 @@ fn bool_in(x: X<'_>, i: usize) -> OpResult<&Value> {
     Ok(v)
 }
 
-fn unary(x: X<'_>, op: UnaryOp) -> OpResult<Vec<Value>> {
-    Ok(vec![val(float_in(x, 0)?.unary(op)?)])
+/// A unary map, written over its input when the op holds the only handle on it.
+fn unary(x: &mut [Option<Value>], op: UnaryOp) -> OpResult<Vec<Value>> {
+    float_in(x, 0)?;
+    Ok(vec![val(take(x, 0)?.t.unary_owned(op)?)])
 }
 
-fn binary(c: &super::Ctx<'_>, x: X<'_>, op: BinaryOp) -> OpResult<Vec<Value>> {
+/// Arithmetic with broadcasting; written over A when the op holds the only handle on
+/// it and B has A's dims.
+fn binary(c: &super::Ctx<'_>, x: &mut [Option<Value>], op: BinaryOp) -> OpResult<Vec<Value>> {
     let (a, b) = (req(x, 0)?, req(x, 1)?);
     if a.ty == ElemType::Bool || b.ty == ElemType::Bool {
         return Err(OpError::Invalid("arithmetic on bool tensors".into()));
     }
     let b = legacy_broadcast(c, &a.t, &b.t)?;
-    Ok(vec![val(a.t.binary(op, &b)?)])
+    Ok(vec![val(take(x, 0)?.t.binary_owned(op, &b)?)])
 }
 
 /// Before opset 7, `broadcast = 1` with `axis` aligned B's dims with A's starting at

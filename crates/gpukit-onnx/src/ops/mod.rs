@@ -29,8 +29,11 @@ pub(crate) struct Ctx<'a> {
     pub nout: usize,
 }
 
-/// Runs an op on its inputs (`None`: an absent optional input).
-pub(crate) type RunFn = fn(&Ctx<'_>, &[Option<Value>]) -> OpResult<Vec<Value>>;
+/// Runs an op on its inputs (`None`: an absent optional input). The inputs are the
+/// op's own handles: an op may take one out (`take`) and write its result over it when
+/// nothing else holds that buffer (the session drops its handle on a value whose last
+/// reader this is; constants, graph inputs and outputs stay held elsewhere).
+pub(crate) type RunFn = fn(&Ctx<'_>, &mut [Option<Value>]) -> OpResult<Vec<Value>>;
 /// Checks a node's attributes at load time: (attributes, opset, inputs, outputs).
 pub(crate) type CheckFn = fn(&Attrs, i64, usize, usize) -> OpResult<()>;
 
@@ -103,6 +106,13 @@ pub(crate) fn float_in(x: X<'_>, i: usize) -> OpResult<&Tensor> {
         )));
     }
     Ok(&v.t)
+}
+
+/// Input `i`, moved out of the op's inputs (which the op requires).
+pub(crate) fn take(x: &mut [Option<Value>], i: usize) -> OpResult<Value> {
+    x.get_mut(i)
+        .and_then(Option::take)
+        .ok_or_else(|| OpError::Invalid(format!("input {i} is required")))
 }
 
 /// Input `i`, which the op requires.

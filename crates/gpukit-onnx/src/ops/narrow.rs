@@ -92,7 +92,12 @@ pub(crate) fn accepts(op: &str) -> bool {
 }
 
 /// Runs `op` on inputs of which some have the narrow type `ty`.
-pub(crate) fn run(op: &str, c: &Ctx<'_>, x: X<'_>, ty: ElemType) -> OpResult<Vec<Value>> {
+pub(crate) fn run(
+    op: &str,
+    c: &Ctx<'_>,
+    x: &mut [Option<Value>],
+    ty: ElemType,
+) -> OpResult<Vec<Value>> {
     let spec = find(op).ok_or_else(|| OpError::Unsupported(format!("op {op}")))?;
     let retag = |outs: Vec<Value>| -> Vec<Value> {
         outs.into_iter()
@@ -149,7 +154,7 @@ pub(crate) fn run(op: &str, c: &Ctx<'_>, x: X<'_>, ty: ElemType) -> OpResult<Vec
             )?)?])
         }
         "Max" | "Min" => {
-            let keyed: Vec<Option<Value>> = x
+            let mut keyed: Vec<Option<Value>> = x
                 .iter()
                 .map(|v| {
                     v.as_ref()
@@ -163,7 +168,7 @@ pub(crate) fn run(op: &str, c: &Ctx<'_>, x: X<'_>, ty: ElemType) -> OpResult<Vec
                         .transpose()
                 })
                 .collect::<OpResult<_>>()?;
-            let out = (spec.run)(c, &keyed)?;
+            let out = (spec.run)(c, &mut keyed)?;
             let first = out
                 .first()
                 .ok_or_else(|| OpError::Invalid(format!("{op} gave no output")))?;
@@ -192,7 +197,7 @@ pub(crate) fn run(op: &str, c: &Ctx<'_>, x: X<'_>, ty: ElemType) -> OpResult<Vec
                 below_2_63(&e.t, "as an exponent")?;
             }
             let e = Value::new(e.t.to_dtype(DType::I64)?);
-            (spec.run)(c, &[x[0].clone(), Some(e)])
+            (spec.run)(c, &mut [x[0].clone(), Some(e)])
         }
         // TopK on the unsigned order of uint64 (the keys above), the values mapped back;
         // the indices stay int64. Other narrow types compare as stored.
@@ -203,7 +208,7 @@ pub(crate) fn run(op: &str, c: &Ctx<'_>, x: X<'_>, ty: ElemType) -> OpResult<Vec
             };
             let mut ins = x.to_vec();
             ins[0] = Some(keyed);
-            let mut out = (spec.run)(c, &ins)?;
+            let mut out = (spec.run)(c, &mut ins)?;
             if let Some(v) = out.first_mut() {
                 *v = Value {
                     t: unsigned_key(&v.t, ty)?,

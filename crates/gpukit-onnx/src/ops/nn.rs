@@ -221,7 +221,7 @@ pub(super) static SPECS: &[OpSpec] = &[
             "right_window_size",
         ],
         7,
-        super::attention::attention,
+        |c, x| super::attention::attention(c, x),
     ),
     reduce_spec!("ReduceSum", Sum),
     reduce_spec!("ReduceMean", Mean),
@@ -365,7 +365,7 @@ pub(super) static SPECS: &[OpSpec] = &[
                 "nearest_mode",
             ],
             4,
-            resize,
+            |c, x| resize(c, x),
         )
     },
 ];

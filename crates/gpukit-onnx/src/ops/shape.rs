@@ -336,7 +336,7 @@ pub(super) static SPECS: &[OpSpec] = &[
     }),
     OpSpec {
         check: Some(super::check_reduction),
-        ..spec("ScatterND", &["reduction"], 3, scatter_nd)
+        ..spec("ScatterND", &["reduction"], 3, |c, x| scatter_nd(c, x))
     },
     spec("Dropout", &["ratio", "seed", "is_test"], 3, |c, x| {
         // Inference: the input passes unchanged, the mask is all true.
