@@ -147,6 +147,102 @@ fn axis(a: i64, rank: usize) -> Option<usize> {
     norm_axis(a, rank).ok()
 }
 
+/// The dims left after reducing axes `ax` (kept as 1 with `keep`).
+fn reduce_dims(d: &[Dim], ax: &[usize], keep: bool) -> Vec<Dim> {
+    d.iter()
+        .enumerate()
+        .filter_map(|(i, x)| match (ax.contains(&i), keep) {
+            (false, _) => Some(x.clone()),
+            (true, true) => Some(Dim::Fixed(1)),
+            (true, false) => None,
+        })
+        .collect()
+}
+
+/// A convolution's or pool's output dims `[N, C_out, spatial...]`: per spatial axis
+/// `floor((in + pads - dilation·(k - 1) - 1) / stride) + 1` (`ceil` for a pool's
+/// `ceil_mode`), `ceil(in / stride)` for `SAME_*` padding and `ceil((in - dilation·(k -
+/// 1)) / stride)` for `VALID`; a Conv's C_out is the weight's first dim, and its input
+/// channels must be the weight's second times `group`. Unknown where an input dim or the
+/// kernel is; `Err` for a definite channel conflict or an empty output.
+fn window_dims(n: &Node, x: &Shape, w: &Shape) -> Result<Shape, String> {
+    let Some(x) = x else { return Ok(None) };
+    if x.len() < 3 {
+        return Ok(None);
+    }
+    let sp = x.len() - 2;
+    let conv = n.op == "Conv";
+    let attr = |k: &str| n.attrs.ints(k).ok().flatten();
+    let kernel: Option<Vec<Option<usize>>> = match attr("kernel_shape") {
+        Some(k) => Some(k.iter().map(|&v| usize::try_from(v).ok()).collect()),
+        None if conv => w
+            .as_ref()
+            .filter(|w| w.len() == x.len())
+            .map(|w| w[2..].iter().map(fixed).collect()),
+        None => None,
+    };
+    let Some(kernel) = kernel.filter(|k| k.len() == sp) else {
+        return Ok(None);
+    };
+    let c_out = if conv {
+        let Some(w) = w.as_ref().filter(|w| w.len() == x.len()) else {
+            return Ok(None);
+        };
+        let group = n.attrs.int("group", 1).unwrap_or(1);
+        if let (Some(c), Some(wc)) = (fixed(&x[1]), fixed(&w[1]))
+            && usize::try_from(group).ok().and_then(|g| wc.checked_mul(g)) != Some(c)
+        {
+            return Err(format!(
+                "input channels {c} and weight channels {wc} × group {group} differ"
+            ));
+        }
+        w[0].clone()
+    } else {
+        x[1].clone()
+    };
+    let get = |k: &str, len: usize, d: i64| -> Vec<i64> {
+        attr(k).filter(|v| v.len() == len).unwrap_or(vec![d; len])
+    };
+    let strides = get("strides", sp, 1);
+    let dil = get("dilations", sp, 1);
+    let pads = get("pads", 2 * sp, 0);
+    let ceil = n.attrs.int("ceil_mode", 0).unwrap_or(0) != 0;
+    let auto = n.attrs.string("auto_pad", "NOTSET").unwrap_or_default();
+    let mut out = vec![x[0].clone(), c_out];
+    for i in 0..sp {
+        let (Some(inp), Some(k)) = (fixed(&x[i + 2]), kernel[i]) else {
+            out.push(Dim::Unknown);
+            continue;
+        };
+        let (inp, k, s, d) = (inp as i64, k as i64, strides[i].max(1), dil[i].max(1));
+        let span = d * (k - 1) + 1;
+        let o = match auto.as_str() {
+            "SAME_UPPER" | "SAME_LOWER" => (inp + s - 1) / s,
+            "VALID" => (inp - span + s).div_euclid(s),
+            _ => {
+                let num = inp + pads[i] + pads[i + sp] - span;
+                if num < 0 {
+                    return Err(format!(
+                        "spatial axis {i}: input {inp} with pads is smaller than the window {span}"
+                    ));
+                }
+                if ceil {
+                    // A last window starting in the right padding does not count.
+                    let mut o = (num + s - 1) / s + 1;
+                    if (o - 1) * s >= inp + pads[i] {
+                        o -= 1;
+                    }
+                    o
+                } else {
+                    num / s + 1
+                }
+            }
+        };
+        out.push(usize::try_from(o).map_or(Dim::Unknown, Dim::Fixed));
+    }
+    Ok(Some(out))
+}
+
 /// Infers every value's dims; `Err` is a definite conflict, naming the node (or the
 /// graph output).
 pub(crate) fn infer(
@@ -399,6 +495,65 @@ pub(crate) fn infer(
                         }),
                     _ => None,
                 },
+                "Expand" => match (inp(0), const_in(1)) {
+                    (Some(d), Some(t)) => {
+                        let t: Shape = Some(
+                            t.iter()
+                                .map(|&v| usize::try_from(v).map_or(Dim::Unknown, Dim::Fixed))
+                                .collect(),
+                        );
+                        broadcast_all(&[&Some(d.clone()), &t]).map_err(here)?
+                    }
+                    _ => None,
+                },
+                "Tile" => match (inp(0), const_in(1)) {
+                    (Some(d), Some(r)) if r.len() == d.len() => Some(
+                        d.iter()
+                            .zip(r)
+                            .map(|(x, &k)| match (fixed(x), usize::try_from(k)) {
+                                (Some(x), Ok(k)) => Dim::Fixed(x * k),
+                                _ => Dim::Unknown,
+                            })
+                            .collect(),
+                    ),
+                    _ => None,
+                },
+                "GlobalAveragePool" | "GlobalMaxPool" => {
+                    inp(0).as_ref().filter(|d| d.len() >= 2).map(|d| {
+                        let mut out = d[..2].to_vec();
+                        out.extend(std::iter::repeat_n(Dim::Fixed(1), d.len() - 2));
+                        out
+                    })
+                }
+                "ArgMax" | "ArgMin" => inp(0).as_ref().and_then(|d| {
+                    let a = axis(n.attrs.int("axis", 0).ok()?, d.len())?;
+                    let keep = n.attrs.int("keepdims", 1).ok()? != 0;
+                    Some(reduce_dims(d, &[a], keep))
+                }),
+                op if op.starts_with("Reduce") => inp(0).as_ref().and_then(|d| {
+                    let keep = n.attrs.int("keepdims", 1).ok()? != 0;
+                    let axes = match n.attrs.ints("axes").ok()? {
+                        Some(a) => a,
+                        None if n.inputs.get(1).copied().flatten().is_some() => {
+                            const_in(1)?.clone()
+                        }
+                        None => Vec::new(),
+                    };
+                    let ax: Vec<usize> = if axes.is_empty() {
+                        if n.attrs.int("noop_with_empty_axes", 0).ok()? != 0 {
+                            return Some(d.clone());
+                        }
+                        (0..d.len()).collect()
+                    } else {
+                        axes.iter()
+                            .map(|&a| axis(a, d.len()))
+                            .collect::<Option<_>>()?
+                    };
+                    Some(reduce_dims(d, &ax, keep))
+                }),
+                "Conv" | "MaxPool" | "AveragePool" | "LpPool" => {
+                    window_dims(n, inp(0), inp(1)).map_err(here)?
+                }
                 _ => None,
             }
         };
