@@ -214,13 +214,16 @@ fn window_dims(n: &Node, x: &Shape, w: &Shape) -> Result<Shape, String> {
             out.push(Dim::Unknown);
             continue;
         };
-        let (inp, k, s, d) = (inp as i64, k as i64, strides[i].max(1), dil[i].max(1));
+        // In i128: attribute values are any i64, and no sum or product below overflows.
+        let (inp, k) = (inp as i128, k as i128);
+        let (s, d) = (i128::from(strides[i].max(1)), i128::from(dil[i].max(1)));
+        let (p0, p1) = (i128::from(pads[i]), i128::from(pads[i + sp]));
         let span = d * (k - 1) + 1;
         let o = match auto.as_str() {
             "SAME_UPPER" | "SAME_LOWER" => (inp + s - 1) / s,
             "VALID" => (inp - span + s).div_euclid(s),
             _ => {
-                let num = inp + pads[i] + pads[i + sp] - span;
+                let num = inp + p0 + p1 - span;
                 if num < 0 {
                     return Err(format!(
                         "spatial axis {i}: input {inp} with pads is smaller than the window {span}"
@@ -229,7 +232,7 @@ fn window_dims(n: &Node, x: &Shape, w: &Shape) -> Result<Shape, String> {
                 if ceil {
                     // A last window starting in the right padding does not count.
                     let mut o = (num + s - 1) / s + 1;
-                    if (o - 1) * s >= inp + pads[i] {
+                    if (o - 1) * s >= inp + p0 {
                         o -= 1;
                     }
                     o
@@ -510,8 +513,10 @@ pub(crate) fn infer(
                     (Some(d), Some(r)) if r.len() == d.len() => Some(
                         d.iter()
                             .zip(r)
-                            .map(|(x, &k)| match (fixed(x), usize::try_from(k)) {
-                                (Some(x), Ok(k)) => Dim::Fixed(x * k),
+                            .map(|(x, &k)| match (fixed(x), usize::try_from(k).ok()) {
+                                (Some(x), Some(k)) => {
+                                    x.checked_mul(k).map_or(Dim::Unknown, Dim::Fixed)
+                                }
                                 _ => Dim::Unknown,
                             })
                             .collect(),
