@@ -197,6 +197,9 @@ enum Structural {
     Rewire(usize, usize, usize),
     InitDims(usize, Vec<i64>),
     InputDim(usize, i64),
+    /// An initializer's (or, for `usize` odd, the graph input's) element type set to an
+    /// ONNX type code: the narrow types' decoding and op gating, and codes gpukit refuses.
+    Elem(usize, i32),
 }
 
 const OPS: &[&str] = &[
@@ -256,6 +259,7 @@ fn structural() -> impl Strategy<Value = Structural> {
             prop_oneof![0i64..5, Just(-3i64), Just(1 << 20)]
         )
             .prop_map(|(d, v)| Structural::InputDim(d, v)),
+        (any::<usize>(), 0i32..30).prop_map(|(i, c)| Structural::Elem(i, c)),
     ]
 }
 
@@ -288,6 +292,20 @@ fn apply_structural(m: &mut gpukit_onnx::proto::ModelProto, e: &Structural) {
         Structural::InitDims(i, d) => {
             let k = i % g.initializer.len();
             g.initializer[k].dims = d.clone();
+        }
+        Structural::Elem(i, c) => {
+            if i % 2 == 1 {
+                if let Some(t) = g.input[0]
+                    .r#type
+                    .as_mut()
+                    .and_then(|t| t.tensor_type.as_mut())
+                {
+                    t.elem_type = Some(*c);
+                }
+            } else {
+                let k = (i / 2) % g.initializer.len();
+                g.initializer[k].data_type = Some(*c);
+            }
         }
         Structural::InputDim(d, v) => {
             if let Some(t) = g.input[0]
