@@ -73,8 +73,7 @@ fn exec(kit: &Kit, n: &Node, xs: &mut [Option<Value>]) -> Result<Vec<Value>> {
         opset: n.opset,
         nout: n.outputs.len(),
     };
-    let narrow = crate::ops::narrow::involved(xs).map_err(|e| node_err(n, e))?;
-    let outs = match narrow {
+    let outs = match crate::ops::narrow::involved(xs) {
         // A narrow input: the op runs with the type's semantics, or not at all.
         Some(ty) => crate::ops::narrow::run(&n.op, &ctx, xs, ty),
         None => (n.spec.run)(&ctx, xs),

@@ -31,8 +31,8 @@ use crate::value::{Value, mask};
 
 /// The first narrow type among the inputs, if any (each op below checks its operands'
 /// types).
-pub(crate) fn involved(x: X<'_>) -> OpResult<Option<ElemType>> {
-    Ok(x.iter().flatten().map(|v| v.ty).find(|t| t.is_narrow()))
+pub(crate) fn involved(x: X<'_>) -> Option<ElemType> {
+    x.iter().flatten().map(|v| v.ty).find(|t| t.is_narrow())
 }
 
 /// The inputs of a data-movement op that carry its data (the others are indices,
@@ -386,6 +386,19 @@ pub(crate) fn check_range(t: &Tensor, ty: ElemType) -> std::result::Result<(), S
         return Ok(());
     }
     let (lo, hi) = range(ty);
+    // Counted on the device; the values come to the host only to name a bad one.
+    let outside = || -> gpukit_core::Result<i64> {
+        let below = mask(t, CmpOp::Lt, lo)?;
+        let above = mask(t, CmpOp::Gt, hi)?;
+        let n = below
+            .logical(LogicOp::Or, &above)?
+            .to_dtype(DType::I64)?
+            .sum()?;
+        Ok(n.to_dtype(DType::I64)?.to_vec::<i64>()?[0])
+    };
+    if outside().map_err(|e| e.to_string())? == 0 {
+        return Ok(());
+    }
     let v = t
         .to_dtype(DType::I64)
         .and_then(|w| w.to_vec::<i64>())
