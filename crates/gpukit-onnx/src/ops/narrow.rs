@@ -175,7 +175,7 @@ pub(crate) fn run(
             let t = unsigned_key(&first.t, ty)?;
             Ok(vec![Value { t, ty }])
         }
-        "Clip" if !ty.is_float() && ty != ElemType::U64 => {
+        "Clip" if !ty.is_float() && ty != ElemType::U64 && c.opset >= 11 => {
             // `min(max(x, lo), hi)` on the stored values, bounds of the same type.
             let mut t = same_ty(x, 0, ty)?.clone();
             for (i, op) in [(1, CmpOp::Lt), (2, CmpOp::Gt)] {
