@@ -24,6 +24,7 @@ mod index;
 #[cfg(feature = "io")]
 pub mod io;
 mod layout;
+mod linalg;
 mod mask;
 mod math;
 mod nn;
@@ -43,7 +44,7 @@ pub use attention::AttentionOptions;
 pub use gpukit_core::elements::ScatterReduction;
 pub use gpukit_core::pad::PadMode;
 pub use layout::broadcast_shapes;
-pub use math::GemmOpts;
+pub use linalg::GemmOpts;
 pub use nn::{ConvOptions, ConvTransposeOptions, Padding, PoolOptions};
 pub use reduce::ReduceOp;
 pub use resize::{CoordMode, NearestMode, ResizeMode, ResizeOptions};
