@@ -165,6 +165,17 @@ impl ElemType {
         })
     }
 
+    /// For a narrow integer type narrower than 64 bits: its range `(min, max)`. `None`
+    /// otherwise.
+    pub fn int_range(self) -> Option<(i64, i64)> {
+        let (bits, signed) = self.int_width().filter(|w| w.0 < 64)?;
+        Some(if signed {
+            (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+        } else {
+            (0, (1i64 << bits) - 1)
+        })
+    }
+
     /// ONNX's name of the type (`tensor(float)` without the wrapper).
     pub fn name(self) -> &'static str {
         TABLE.iter().find(|r| r.0 == self).map_or("?", |r| r.2)
@@ -173,39 +184,19 @@ impl ElemType {
 
 /// ONNX's name of a `TensorProto.DataType` code, for error messages.
 pub(crate) fn onnx_type_name(code: i32) -> String {
-    let n = match code {
+    if let Some(t) = ElemType::from_onnx(code) {
+        return t.name().to_string();
+    }
+    match code {
         0 => "undefined",
-        1 => "float",
-        2 => "uint8",
-        3 => "int8",
-        4 => "uint16",
-        5 => "int16",
-        6 => "int32",
-        7 => "int64",
         8 => "string",
-        9 => "bool",
-        10 => "float16",
-        11 => "double",
-        12 => "uint32",
-        13 => "uint64",
         14 => "complex64",
         15 => "complex128",
-        16 => "bfloat16",
-        17 => "float8e4m3fn",
-        18 => "float8e4m3fnuz",
-        19 => "float8e5m2",
-        20 => "float8e5m2fnuz",
-        21 => "uint4",
-        22 => "int4",
-        23 => "float4e2m1",
-        24 => "float8e8m0",
-        25 => "uint2",
-        26 => "int2",
         27 => "float6e2m3",
         28 => "float6e3m2",
         _ => return format!("type code {code}"),
-    };
-    n.to_string()
+    }
+    .to_string()
 }
 
 impl std::fmt::Display for ElemType {

@@ -268,12 +268,7 @@ fn decode_data(
         )?,
         // The 8- and 16-bit integers one value per int32, checked against the range.
         ElemType::I8 | ElemType::U8 | ElemType::I16 | ElemType::U16 => {
-            let (bits, signed) = ty.int_width().expect("a narrow integer");
-            let (lo, hi) = if signed {
-                (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
-            } else {
-                (0, (1i64 << bits) - 1)
-            };
+            let (lo, hi) = ty.int_range().expect("a narrow integer");
             if let Some(v) = t
                 .int32_data
                 .iter()

@@ -304,10 +304,9 @@ impl Session<'_> {
             .iter()
             .map(|i| i.and_then(|id| slots[id].clone()))
             .collect();
+        // A node step's release list holds only its own inputs (`Step::reads`).
         for &id in last {
-            if n.inputs.iter().flatten().any(|&j| j == id) {
-                slots[id] = None;
-            }
+            slots[id] = None;
         }
         let outs = exec(&self.kit, n, &mut xs)?;
         for (o, v) in n.outputs.iter().zip(outs) {

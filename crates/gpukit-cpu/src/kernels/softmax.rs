@@ -40,43 +40,31 @@ pub(crate) trait OrderKey: Copy {
     const INF_BITS: Self::K;
 }
 
-impl OrderKey for f32 {
-    type K = i32;
-    const NEG_INF_KEY: i32 = (0xff80_0000u32 as i32) ^ 0x7fff_ffff;
-    #[inline(always)]
-    fn key(self) -> i32 {
-        let b = self.to_bits() as i32;
-        b ^ ((b >> 31) & 0x7fff_ffff)
-    }
-    #[inline(always)]
-    fn from_key(k: i32) -> f32 {
-        f32::from_bits((k ^ ((k >> 31) & 0x7fff_ffff)) as u32)
-    }
-    #[inline(always)]
-    fn abs_bits(self) -> i32 {
-        (self.to_bits() & 0x7fff_ffff) as i32
-    }
-    const INF_BITS: i32 = 0x7f80_0000;
+/// `OrderKey` for a float type `$f` with bits `$u` and key `$i` (same width).
+macro_rules! order_key {
+    ($f:ty, $i:ty) => {
+        impl OrderKey for $f {
+            type K = $i;
+            const NEG_INF_KEY: $i = (<$f>::NEG_INFINITY.to_bits() as $i) ^ <$i>::MAX;
+            const INF_BITS: $i = <$f>::INFINITY.to_bits() as $i;
+            #[inline(always)]
+            fn key(self) -> $i {
+                let b = self.to_bits() as $i;
+                b ^ ((b >> (<$i>::BITS - 1)) & <$i>::MAX)
+            }
+            #[inline(always)]
+            fn from_key(k: $i) -> $f {
+                <$f>::from_bits((k ^ ((k >> (<$i>::BITS - 1)) & <$i>::MAX)) as _)
+            }
+            #[inline(always)]
+            fn abs_bits(self) -> $i {
+                (self.to_bits() as $i) & <$i>::MAX
+            }
+        }
+    };
 }
-
-impl OrderKey for f64 {
-    type K = i64;
-    const NEG_INF_KEY: i64 = (0xfff0_0000_0000_0000u64 as i64) ^ 0x7fff_ffff_ffff_ffff;
-    #[inline(always)]
-    fn key(self) -> i64 {
-        let b = self.to_bits() as i64;
-        b ^ ((b >> 63) & 0x7fff_ffff_ffff_ffff)
-    }
-    #[inline(always)]
-    fn from_key(k: i64) -> f64 {
-        f64::from_bits((k ^ ((k >> 63) & 0x7fff_ffff_ffff_ffff)) as u64)
-    }
-    #[inline(always)]
-    fn abs_bits(self) -> i64 {
-        (self.to_bits() & 0x7fff_ffff_ffff_ffff) as i64
-    }
-    const INF_BITS: i64 = 0x7ff0_0000_0000_0000;
-}
+order_key!(f32, i32);
+order_key!(f64, i64);
 
 /// `max_nan` over `x` (`-inf` when empty): the sequential fold's value. Without NaNs
 /// the maximum does not depend on the order and is the element with the largest

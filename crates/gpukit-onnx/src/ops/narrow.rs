@@ -258,13 +258,16 @@ fn unsigned_key(t: &Tensor, ty: ElemType) -> OpResult<Tensor> {
     Ok(t.add(&bias)?)
 }
 
+/// How many elements of a 0/1 mask are set, counted on the device (one value comes
+/// back to the host).
+fn count(m: &Tensor) -> gpukit_core::Result<i64> {
+    let n = m.to_dtype(DType::I64)?.sum()?;
+    Ok(n.to_dtype(DType::I64)?.to_vec::<i64>()?[0])
+}
+
 /// An error unless every uint64 in `t` is below 2^63 (non-negative as stored).
 pub(crate) fn below_2_63(t: &Tensor, what: &str) -> OpResult<()> {
-    if t.numel() == 0 {
-        return Ok(());
-    }
-    let neg = mask(t, CmpOp::Lt, 0.0)?.to_dtype(DType::I64)?.sum()?;
-    if neg.to_dtype(DType::I64)?.to_vec::<i64>()?[0] != 0 {
+    if t.numel() > 0 && count(&mask(t, CmpOp::Lt, 0.0)?)? != 0 {
         return Err(OpError::Unsupported(format!(
             "uint64 values of 2^63 and above {what} (gpukit stores uint64 in int64)"
         )));
@@ -285,11 +288,7 @@ pub(crate) fn wrap(t: &Tensor, ty: ElemType) -> OpResult<Tensor> {
     if bits == 64 || (bits == 32 && storage == DType::I32) {
         return Ok(t.clone());
     }
-    let t = if t.dtype() == storage {
-        t.clone()
-    } else {
-        t.to_dtype(storage)?
-    };
+    let t = t.to_dtype(storage)?;
     let kit = t.kit();
     let m = 2f64.powi(bits as i32);
     let lo = if signed { -m / 2.0 } else { 0.0 };
@@ -336,7 +335,7 @@ pub(crate) fn cast_narrow(
         let t = if v.ty.is_float() {
             let wide = src.to_dtype(DType::I64)?;
             if bits <= 4 {
-                let (lo, hi) = range(to);
+                let (lo, hi) = range(to).expect("a 4- or 2-bit type");
                 let inside = mask(&wide, CmpOp::Ge, lo)?
                     .logical(LogicOp::And, &mask(&wide, CmpOp::Le, hi)?)?;
                 let zero = Tensor::zeros(src.kit(), &[], DType::I64)?;
@@ -347,54 +346,38 @@ pub(crate) fn cast_narrow(
         } else {
             // Integers (and bools, 0/1): wrapped. i64 to i32 storage keeps the low
             // 32 bits, which wrapping to at most 16 bits does not look past.
-            let t = if src.dtype() == storage {
-                src.clone()
-            } else {
-                src.to_dtype(storage)?
-            };
-            wrap(&t, to)?
+            wrap(&src.to_dtype(storage)?, to)?
         };
         return Ok(Value { t, ty: to });
     }
     // A narrow source to a gpukit type: the stored value converts exactly as gpukit's.
-    let t = if to == ElemType::Bool {
+    if to == ElemType::Bool {
         return Ok(Value::nonzero(src)?);
-    } else {
-        src.to_dtype(to.dtype())?
-    };
-    Ok(Value { t, ty: to })
+    }
+    Ok(Value {
+        t: src.to_dtype(to.dtype())?,
+        ty: to,
+    })
 }
 
-/// A narrow integer type's range as f64.
-fn range(ty: ElemType) -> (f64, f64) {
-    let (bits, signed) = ty.int_width().unwrap_or((64, true));
-    let m = 2f64.powi(bits as i32);
-    if signed {
-        (-m / 2.0, m / 2.0 - 1.0)
-    } else {
-        (0.0, m - 1.0)
-    }
+/// A narrow integer type's range (below 64 bits) as f64.
+fn range(ty: ElemType) -> Option<(f64, f64)> {
+    ty.int_range().map(|(lo, hi)| (lo as f64, hi as f64))
 }
 
 /// Checks a run's input for a narrow integer type: the tensor (of the storage dtype)
 /// must hold values of the type's range. An error names the first value outside it.
 pub(crate) fn check_range(t: &Tensor, ty: ElemType) -> std::result::Result<(), String> {
-    let Some((bits, _)) = ty.int_width() else {
+    let Some((lo, hi)) = range(ty) else {
         return Ok(());
     };
-    if bits == 64 || t.numel() == 0 {
+    if t.numel() == 0 {
         return Ok(());
     }
-    let (lo, hi) = range(ty);
     // Counted on the device; the values come to the host only to name a bad one.
     let outside = || -> gpukit_core::Result<i64> {
         let below = mask(t, CmpOp::Lt, lo)?;
-        let above = mask(t, CmpOp::Gt, hi)?;
-        let n = below
-            .logical(LogicOp::Or, &above)?
-            .to_dtype(DType::I64)?
-            .sum()?;
-        Ok(n.to_dtype(DType::I64)?.to_vec::<i64>()?[0])
+        count(&below.logical(LogicOp::Or, &mask(t, CmpOp::Gt, hi)?)?)
     };
     if outside().map_err(|e| e.to_string())? == 0 {
         return Ok(());
