@@ -269,6 +269,7 @@ pub fn launch(
         racecheck: opts.racecheck,
         max_steps: opts.max_steps_per_block,
         counters: opts.counters,
+        isa: crate::exec::Isa::detect(),
     };
     let nblocks = u64::from(grid.0) * u64::from(grid.1) * u64::from(grid.2);
     let nrun = match opts.sample_blocks {

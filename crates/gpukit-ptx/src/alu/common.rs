@@ -28,45 +28,44 @@ pub(crate) fn sx(x: u64, w: W) -> i64 {
 }
 
 #[inline(always)]
-pub(super) fn map1(a: &Lanes, f: impl Fn(u64) -> u64) -> Lanes {
-    let mut o = [0u64; 32];
+pub(super) fn map1(o: &mut Lanes, a: &Lanes, f: impl Fn(u64) -> u64) {
     for i in 0..32 {
         o[i] = f(a[i]);
     }
-    o
 }
 
 #[inline(always)]
-pub(super) fn map2(a: &Lanes, b: &Lanes, f: impl Fn(u64, u64) -> u64) -> Lanes {
-    let mut o = [0u64; 32];
+pub(super) fn map2(o: &mut Lanes, a: &Lanes, b: &Lanes, f: impl Fn(u64, u64) -> u64) {
     for i in 0..32 {
         o[i] = f(a[i], b[i]);
     }
-    o
 }
 
 #[inline(always)]
-pub(super) fn map3(a: &Lanes, b: &Lanes, c: &Lanes, f: impl Fn(u64, u64, u64) -> u64) -> Lanes {
-    let mut o = [0u64; 32];
+pub(super) fn map3(
+    o: &mut Lanes,
+    a: &Lanes,
+    b: &Lanes,
+    c: &Lanes,
+    f: impl Fn(u64, u64, u64) -> u64,
+) {
     for i in 0..32 {
         o[i] = f(a[i], b[i], c[i]);
     }
-    o
 }
 
 #[inline(always)]
 pub(super) fn map4(
+    o: &mut Lanes,
     a: &Lanes,
     b: &Lanes,
     c: &Lanes,
     d: &Lanes,
     f: impl Fn(u64, u64, u64, u64) -> u64,
-) -> Lanes {
-    let mut o = [0u64; 32];
+) {
     for i in 0..32 {
         o[i] = f(a[i], b[i], c[i], d[i]);
     }
-    o
 }
 
 pub(super) const CANON32: u32 = 0x7FFF_FFFF;

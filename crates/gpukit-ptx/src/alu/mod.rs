@@ -22,90 +22,168 @@ use bits::*;
 use common::*;
 use fp::*;
 
-/// Computes one lane-wise operation over all 32 lanes into `out`; `src[k]` is source
-/// `k` (the unused ones are any register). Carry-chain operations are handled by the
-/// caller (they need the carry flags).
+/// Runs one lane-wise operation on a warp's registers: `regs[d] = f(regs[s[0]], ...)`
+/// in the lanes of `exec` (the other lanes keep their values; `d` may be [`SINK`] or
+/// any of the sources). Carry-chain operations are handled by the caller (they need
+/// the carry flags); `s[k]` for an unused source is any register in range.
 ///
-/// On x86-64 with AVX2 and FMA the lane loops are compiled for them (four lanes per
-/// vector instruction, `fma` inline rather than a library call per lane); the results
-/// are the same bits on either path (IEEE arithmetic, integer operations).
-pub(crate) fn compute(f: &Alu, src: [&Lanes; 4], out: &mut Lanes) {
+/// On x86-64 the whole step (the lane loops, and the temporary and masked write when
+/// the destination is a source or some lanes are idle) is compiled for AVX-512 or
+/// AVX2 with FMA when the CPU has them: 8 or 4 lanes per vector instruction, `fma`
+/// inline rather than a library call per lane, and the 256-byte register copies as a
+/// few vector moves rather than `memcpy` calls. The results are the same bits on
+/// every path (IEEE arithmetic, integer operations).
+pub(crate) fn exec(f: &Alu, regs: &mut [Lanes], d: u32, s: &[u32; 4], exec: u32) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only features
-        // the function enables.
-        unsafe { compute_avx2(f, src, out) };
-        return;
+    {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+            && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU supports every feature the function enables (checked
+            // just above).
+            unsafe { exec_avx512(f, regs, d, s, exec) };
+            return;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above), the only
+            // features the function enables.
+            unsafe { exec_avx2(f, regs, d, s, exec) };
+            return;
+        }
     }
-    *out = compute_lanes(f, src);
+    exec_lanes(f, regs, d, s, exec);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn compute_avx2(f: &Alu, src: [&Lanes; 4], out: &mut Lanes) {
-    *out = compute_lanes(f, src);
+fn exec_avx2(f: &Alu, regs: &mut [Lanes], d: u32, s: &[u32; 4], exec: u32) {
+    exec_lanes(f, regs, d, s, exec);
 }
 
+/// [`exec`] compiled for AVX-512 (eight 64-bit lanes or sixteen f32 per vector).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+fn exec_avx512(f: &Alu, regs: &mut [Lanes], d: u32, s: &[u32; 4], exec: u32) {
+    exec_lanes(f, regs, d, s, exec);
+}
+
+/// [`exec`]'s body. When every lane runs, the result goes straight into the
+/// destination register; a source that is the destination is read from a copy of it
+/// (the operations are lane-wise, so the copy holds exactly what the lanes read).
+/// Otherwise the result goes through a temporary written into the executing lanes.
 #[inline(always)]
-fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
+fn exec_lanes(f: &Alu, regs: &mut [Lanes], d: u32, s: &[u32; 4], exec: u32) {
+    let n = regs.len();
+    if exec == FULL_MASK && (d as usize) < n && s.iter().all(|&x| (x as usize) < n) {
+        let copy: Lanes;
+        let mut copy_ref: &Lanes = &[0; 32];
+        if s.contains(&d) {
+            copy = regs[d as usize];
+            copy_ref = &copy;
+        }
+        let base = regs.as_mut_ptr();
+        // Every index is in bounds (checked above). A source equal to the destination
+        // is replaced by `copy` (a separate local), so the shared references to the
+        // sources (which may coincide with each other) never overlap the exclusive one
+        // to the destination; all derive from one raw pointer and nothing else touches
+        // `regs` while they live.
+        let pick = |x: u32| -> &Lanes {
+            if x == d {
+                copy_ref
+            } else {
+                // SAFETY: `x` is in bounds and is not `d` (see above).
+                unsafe { &*base.add(x as usize) }
+            }
+        };
+        let src = [pick(s[0]), pick(s[1]), pick(s[2]), pick(s[3])];
+        // SAFETY: `d` is in bounds and no source reference points at it (see above).
+        let dst = unsafe { &mut *base.add(d as usize) };
+        compute_lanes(f, src, dst);
+    } else {
+        let mut out = [0u64; 32];
+        compute_lanes(f, s.map(|x| &regs[x as usize]), &mut out);
+        if d == SINK {
+            return;
+        }
+        let dst = &mut regs[d as usize];
+        for l in 0..32 {
+            if (exec >> l) & 1 == 1 {
+                dst[l] = out[l];
+            }
+        }
+    }
+}
+
+/// Every lane executing.
+const FULL_MASK: u32 = u32::MAX;
+
+/// The lane loops of [`compute`], writing every lane of `o` (which must not be any
+/// of the sources: each lane is written before the next is read).
+#[inline(always)]
+fn compute_lanes(f: &Alu, src: [&Lanes; 4], o: &mut Lanes) {
     let r = |k: usize| src[k];
     match *f {
-        Alu::Mov => *r(0),
-        Alu::Add => map2(r(0), r(1), |x, y| x.wrapping_add(y)),
-        Alu::Sub => map2(r(0), r(1), |x, y| x.wrapping_sub(y)),
-        Alu::AddSatS32 => map2(r(0), r(1), |x, y| {
+        Alu::Mov => *o = *r(0),
+        Alu::Add => map2(o, r(0), r(1), |x, y| x.wrapping_add(y)),
+        Alu::Sub => map2(o, r(0), r(1), |x, y| x.wrapping_sub(y)),
+        Alu::AddSatS32 => map2(o, r(0), r(1), |x, y| {
             (i64::from(x as i32) + i64::from(y as i32)).clamp(i32::MIN.into(), i32::MAX.into())
                 as u64
         }),
-        Alu::SubSatS32 => map2(r(0), r(1), |x, y| {
+        Alu::SubSatS32 => map2(o, r(0), r(1), |x, y| {
             (i64::from(x as i32) - i64::from(y as i32)).clamp(i32::MIN.into(), i32::MAX.into())
                 as u64
         }),
-        Alu::MulLo => map2(r(0), r(1), |x, y| x.wrapping_mul(y)),
-        Alu::MulHiU(w) => map2(r(0), r(1), move |x, y| {
+        Alu::MulLo => map2(o, r(0), r(1), |x, y| x.wrapping_mul(y)),
+        Alu::MulHiU(w) => map2(o, r(0), r(1), move |x, y| {
             ((u128::from(zx(x, w)) * u128::from(zx(y, w))) >> w.bits()) as u64
         }),
-        Alu::MulHiS(w) => map2(r(0), r(1), move |x, y| {
+        Alu::MulHiS(w) => map2(o, r(0), r(1), move |x, y| {
             ((i128::from(sx(x, w)) * i128::from(sx(y, w))) >> w.bits()) as u64
         }),
-        Alu::MulWideU(w) => map2(r(0), r(1), move |x, y| zx(x, w).wrapping_mul(zx(y, w))),
-        Alu::MulWideS(w) => map2(r(0), r(1), move |x, y| {
+        Alu::MulWideU(w) => map2(o, r(0), r(1), move |x, y| zx(x, w).wrapping_mul(zx(y, w))),
+        Alu::MulWideS(w) => map2(o, r(0), r(1), move |x, y| {
             sx(x, w).wrapping_mul(sx(y, w)) as u64
         }),
-        Alu::Mul24LoU => map2(r(0), r(1), |x, y| {
+        Alu::Mul24LoU => map2(o, r(0), r(1), |x, y| {
             (x & 0xFF_FFFF).wrapping_mul(y & 0xFF_FFFF)
         }),
-        Alu::Mul24HiU => map2(r(0), r(1), |x, y| ((x & 0xFF_FFFF) * (y & 0xFF_FFFF)) >> 16),
-        Alu::Mul24LoS => map2(r(0), r(1), |x, y| {
+        Alu::Mul24HiU => map2(o, r(0), r(1), |x, y| {
+            ((x & 0xFF_FFFF) * (y & 0xFF_FFFF)) >> 16
+        }),
+        Alu::Mul24LoS => map2(o, r(0), r(1), |x, y| {
             let (a, b) = (((x << 40) as i64) >> 40, ((y << 40) as i64) >> 40);
             a.wrapping_mul(b) as u64
         }),
-        Alu::Mul24HiS => map2(r(0), r(1), |x, y| {
+        Alu::Mul24HiS => map2(o, r(0), r(1), |x, y| {
             let (a, b) = (((x << 40) as i64) >> 40, ((y << 40) as i64) >> 40);
             (a.wrapping_mul(b) >> 16) as u64
         }),
-        Alu::MadLo => map3(r(0), r(1), r(2), |x, y, z| {
+        Alu::MadLo => map3(o, r(0), r(1), r(2), |x, y, z| {
             x.wrapping_mul(y).wrapping_add(z)
         }),
-        Alu::MadHiU(w) => map3(r(0), r(1), r(2), move |x, y, z| {
+        Alu::MadHiU(w) => map3(o, r(0), r(1), r(2), move |x, y, z| {
             (((u128::from(zx(x, w)) * u128::from(zx(y, w))) >> w.bits()) as u64).wrapping_add(z)
         }),
-        Alu::MadHiS(w) => map3(r(0), r(1), r(2), move |x, y, z| {
+        Alu::MadHiS(w) => map3(o, r(0), r(1), r(2), move |x, y, z| {
             (((i128::from(sx(x, w)) * i128::from(sx(y, w))) >> w.bits()) as u64).wrapping_add(z)
         }),
-        Alu::MadWideU(w) => map3(r(0), r(1), r(2), move |x, y, z| {
+        Alu::MadWideU(w) => map3(o, r(0), r(1), r(2), move |x, y, z| {
             zx(x, w).wrapping_mul(zx(y, w)).wrapping_add(z)
         }),
-        Alu::MadWideS(w) => map3(r(0), r(1), r(2), move |x, y, z| {
+        Alu::MadWideS(w) => map3(o, r(0), r(1), r(2), move |x, y, z| {
             (sx(x, w).wrapping_mul(sx(y, w)) as u64).wrapping_add(z)
         }),
         // Division by zero is unspecified in PTX: the emulator gives all ones for the
         // quotient and the dividend for the remainder.
-        Alu::DivU(w) => map2(r(0), r(1), move |x, y| {
+        Alu::DivU(w) => map2(o, r(0), r(1), move |x, y| {
             let (a, b) = (zx(x, w), zx(y, w));
             a.checked_div(b).unwrap_or(u64::MAX)
         }),
-        Alu::DivS(w) => map2(r(0), r(1), move |x, y| {
+        Alu::DivS(w) => map2(o, r(0), r(1), move |x, y| {
             let (a, b) = (sx(x, w), sx(y, w));
             if b == 0 {
                 u64::MAX
@@ -113,11 +191,11 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
                 zx(a.wrapping_div(b) as u64, w)
             }
         }),
-        Alu::RemU(w) => map2(r(0), r(1), move |x, y| {
+        Alu::RemU(w) => map2(o, r(0), r(1), move |x, y| {
             let (a, b) = (zx(x, w), zx(y, w));
             if b == 0 { a } else { a % b }
         }),
-        Alu::RemS(w) => map2(r(0), r(1), move |x, y| {
+        Alu::RemS(w) => map2(o, r(0), r(1), move |x, y| {
             let (a, b) = (sx(x, w), sx(y, w));
             if b == 0 {
                 a as u64
@@ -125,50 +203,54 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
                 zx(a.wrapping_rem(b) as u64, w)
             }
         }),
-        Alu::AbsS(w) => map1(r(0), move |x| sx(x, w).wrapping_abs() as u64),
-        Alu::Neg => map1(r(0), |x| x.wrapping_neg()),
-        Alu::MinU(w) => map2(r(0), r(1), move |x, y| zx(x, w).min(zx(y, w))),
-        Alu::MaxU(w) => map2(r(0), r(1), move |x, y| zx(x, w).max(zx(y, w))),
-        Alu::MinS(w) => map2(r(0), r(1), move |x, y| sx(x, w).min(sx(y, w)) as u64),
-        Alu::MaxS(w) => map2(r(0), r(1), move |x, y| sx(x, w).max(sx(y, w)) as u64),
-        Alu::SadU(w) => map3(r(0), r(1), r(2), move |x, y, z| {
+        Alu::AbsS(w) => map1(o, r(0), move |x| sx(x, w).wrapping_abs() as u64),
+        Alu::Neg => map1(o, r(0), |x| x.wrapping_neg()),
+        Alu::MinU(w) => map2(o, r(0), r(1), move |x, y| zx(x, w).min(zx(y, w))),
+        Alu::MaxU(w) => map2(o, r(0), r(1), move |x, y| zx(x, w).max(zx(y, w))),
+        Alu::MinS(w) => map2(o, r(0), r(1), move |x, y| sx(x, w).min(sx(y, w)) as u64),
+        Alu::MaxS(w) => map2(o, r(0), r(1), move |x, y| sx(x, w).max(sx(y, w)) as u64),
+        Alu::SadU(w) => map3(o, r(0), r(1), r(2), move |x, y, z| {
             zx(x, w).abs_diff(zx(y, w)).wrapping_add(z)
         }),
-        Alu::SadS(w) => map3(r(0), r(1), r(2), move |x, y, z| {
+        Alu::SadS(w) => map3(o, r(0), r(1), r(2), move |x, y, z| {
             sx(x, w).abs_diff(sx(y, w)).wrapping_add(z)
         }),
-        Alu::And => map2(r(0), r(1), |x, y| x & y),
-        Alu::Or => map2(r(0), r(1), |x, y| x | y),
-        Alu::Xor => map2(r(0), r(1), |x, y| x ^ y),
-        Alu::Not => map1(r(0), |x| !x),
-        Alu::Cnot(w) => map1(r(0), move |x| u64::from(zx(x, w) == 0)),
-        Alu::Shl(w) => map2(r(0), r(1), move |x, y| {
+        Alu::And => map2(o, r(0), r(1), |x, y| x & y),
+        Alu::Or => map2(o, r(0), r(1), |x, y| x | y),
+        Alu::Xor => map2(o, r(0), r(1), |x, y| x ^ y),
+        Alu::Not => map1(o, r(0), |x| !x),
+        Alu::Cnot(w) => map1(o, r(0), move |x| u64::from(zx(x, w) == 0)),
+        Alu::Shl(w) => map2(o, r(0), r(1), move |x, y| {
             let n = y as u32;
             if n >= w.bits() { 0 } else { x << n }
         }),
-        Alu::ShrU(w) => map2(r(0), r(1), move |x, y| {
+        Alu::ShrU(w) => map2(o, r(0), r(1), move |x, y| {
             let n = y as u32;
             if n >= w.bits() { 0 } else { zx(x, w) >> n }
         }),
-        Alu::ShrS(w) => map2(r(0), r(1), move |x, y| {
+        Alu::ShrS(w) => map2(o, r(0), r(1), move |x, y| {
             let n = (y as u32).min(w.bits() - 1);
             (sx(x, w) >> n) as u64
         }),
-        Alu::Popc(w) => map1(r(0), move |x| u64::from(zx(x, w).count_ones())),
-        Alu::Clz(w) => map1(r(0), move |x| {
+        Alu::Popc(w) => map1(o, r(0), move |x| u64::from(zx(x, w).count_ones())),
+        Alu::Clz(w) => map1(o, r(0), move |x| {
             u64::from(zx(x, w).leading_zeros() - (64 - w.bits()))
         }),
-        Alu::Brev(w) => map1(r(0), move |x| zx(x, w).reverse_bits() >> (64 - w.bits())),
+        Alu::Brev(w) => map1(o, r(0), move |x| zx(x, w).reverse_bits() >> (64 - w.bits())),
         Alu::Bfind {
             w,
             signed,
             shiftamt,
-        } => map1(r(0), move |x| bfind(w, signed, shiftamt, x)),
-        Alu::Bfe { w, signed } => map3(r(0), r(1), r(2), move |x, y, z| bfe(w, signed, x, y, z)),
-        Alu::Bfi(w) => map4(r(0), r(1), r(2), r(3), move |a, b, c, d| bfi(w, a, b, c, d)),
-        Alu::Prmt(mode) => map3(r(0), r(1), r(2), move |a, b, c| prmt(mode, a, b, c)),
-        Alu::Lop3 => map4(r(0), r(1), r(2), r(3), |a, b, c, l| lop3(a, b, c, l & 0xFF)),
-        Alu::Shf { left, clamp } => map3(r(0), r(1), r(2), move |a, b, c| {
+        } => map1(o, r(0), move |x| bfind(w, signed, shiftamt, x)),
+        Alu::Bfe { w, signed } => map3(o, r(0), r(1), r(2), move |x, y, z| bfe(w, signed, x, y, z)),
+        Alu::Bfi(w) => map4(o, r(0), r(1), r(2), r(3), move |a, b, c, d| {
+            bfi(w, a, b, c, d)
+        }),
+        Alu::Prmt(mode) => map3(o, r(0), r(1), r(2), move |a, b, c| prmt(mode, a, b, c)),
+        Alu::Lop3 => map4(o, r(0), r(1), r(2), r(3), |a, b, c, l| {
+            lop3(a, b, c, l & 0xFF)
+        }),
+        Alu::Shf { left, clamp } => map3(o, r(0), r(1), r(2), move |a, b, c| {
             let c = c as u32;
             let n = if clamp { c.min(32) } else { c & 31 };
             let v = (u64::from(b as u32) << 32) | u64::from(a as u32);
@@ -178,55 +260,55 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
                 (v >> n) & 0xFFFF_FFFF
             }
         }),
-        Alu::AddCc { .. } | Alu::MadCc { .. } => *r(0),
-        Alu::AddF32 => map2(r(0), r(1), |x, y| f32r(f32a(x) + f32a(y))),
-        Alu::SubF32 => map2(r(0), r(1), |x, y| f32r(f32a(x) - f32a(y))),
-        Alu::MulF32 => map2(r(0), r(1), |x, y| f32r(f32a(x) * f32a(y))),
-        Alu::FmaF32 => map3(r(0), r(1), r(2), |x, y, z| {
+        Alu::AddCc { .. } | Alu::MadCc { .. } => *o = *r(0),
+        Alu::AddF32 => map2(o, r(0), r(1), |x, y| f32r(f32a(x) + f32a(y))),
+        Alu::SubF32 => map2(o, r(0), r(1), |x, y| f32r(f32a(x) - f32a(y))),
+        Alu::MulF32 => map2(o, r(0), r(1), |x, y| f32r(f32a(x) * f32a(y))),
+        Alu::FmaF32 => map3(o, r(0), r(1), r(2), |x, y, z| {
             f32r(f32a(x).mul_add(f32a(y), f32a(z)))
         }),
-        Alu::DivF32 => map2(r(0), r(1), |x, y| f32r(f32a(x) / f32a(y))),
-        Alu::SqrtF32 => map1(r(0), |x| f32r(f32a(x).sqrt())),
-        Alu::AddF64 => map2(r(0), r(1), |x, y| f64r(f64a(x) + f64a(y))),
-        Alu::SubF64 => map2(r(0), r(1), |x, y| f64r(f64a(x) - f64a(y))),
-        Alu::MulF64 => map2(r(0), r(1), |x, y| f64r(f64a(x) * f64a(y))),
-        Alu::FmaF64 => map3(r(0), r(1), r(2), |x, y, z| {
+        Alu::DivF32 => map2(o, r(0), r(1), |x, y| f32r(f32a(x) / f32a(y))),
+        Alu::SqrtF32 => map1(o, r(0), |x| f32r(f32a(x).sqrt())),
+        Alu::AddF64 => map2(o, r(0), r(1), |x, y| f64r(f64a(x) + f64a(y))),
+        Alu::SubF64 => map2(o, r(0), r(1), |x, y| f64r(f64a(x) - f64a(y))),
+        Alu::MulF64 => map2(o, r(0), r(1), |x, y| f64r(f64a(x) * f64a(y))),
+        Alu::FmaF64 => map3(o, r(0), r(1), r(2), |x, y, z| {
             f64r(f64a(x).mul_add(f64a(y), f64a(z)))
         }),
-        Alu::DivF64 => map2(r(0), r(1), |x, y| f64r(f64a(x) / f64a(y))),
-        Alu::SqrtF64 => map1(r(0), |x| f64r(f64a(x).sqrt())),
+        Alu::DivF64 => map2(o, r(0), r(1), |x, y| f64r(f64a(x) / f64a(y))),
+        Alu::SqrtF64 => map1(o, r(0), |x| f64r(f64a(x).sqrt())),
         Alu::Float(op, m) => match op {
-            FOp::Sqrt | FOp::Rcp => map1(r(0), move |x| float_op(op, m, x, 0, 0)),
-            FOp::Fma => map3(r(0), r(1), r(2), move |x, y, z| float_op(op, m, x, y, z)),
-            _ => map2(r(0), r(1), move |x, y| float_op(op, m, x, y, 0)),
+            FOp::Sqrt | FOp::Rcp => map1(o, r(0), move |x| float_op(op, m, x, 0, 0)),
+            FOp::Fma => map3(o, r(0), r(1), r(2), move |x, y, z| float_op(op, m, x, y, z)),
+            _ => map2(o, r(0), r(1), move |x, y| float_op(op, m, x, y, 0)),
         },
-        Alu::MinMax(mm) => map2(r(0), r(1), move |x, y| min_max(mm, x, y)),
-        Alu::AbsF { fmt, ftz, x2 } => map1(r(0), move |x| {
+        Alu::MinMax(mm) => map2(o, r(0), r(1), move |x, y| min_max(mm, x, y)),
+        Alu::AbsF { fmt, ftz, x2 } => map1(o, r(0), move |x| {
             halves(x2, x, 0, 0, |a, _, _| {
                 let a = a & fmt_mask(fmt);
                 let a = if ftz { fmt.ftz(a) } else { a };
                 fmt.abs(a)
             })
         }),
-        Alu::NegF { fmt, ftz, x2 } => map1(r(0), move |x| {
+        Alu::NegF { fmt, ftz, x2 } => map1(o, r(0), move |x| {
             halves(x2, x, 0, 0, |a, _, _| {
                 let a = a & fmt_mask(fmt);
                 let a = if ftz { fmt.ftz(a) } else { a };
                 fmt.neg(a)
             })
         }),
-        Alu::Copysign(fmt) => map2(r(0), r(1), move |a, b| {
+        Alu::Copysign(fmt) => map2(o, r(0), r(1), move |a, b| {
             let sign = 1u64 << (fmt.exp_bits + fmt.man_bits);
             (b & fmt_mask(fmt) & !sign) | (a & sign)
         }),
-        Alu::Approx(k, fmt, ftz) => map2(r(0), r(1), move |a, b| approx(k, fmt, ftz, a, b)),
+        Alu::Approx(k, fmt, ftz) => map2(o, r(0), r(1), move |a, b| approx(k, fmt, ftz, a, b)),
         Alu::CvtInt {
             from,
             from_signed,
             to,
             to_signed,
             sat,
-        } => map1(r(0), move |x| {
+        } => map1(o, r(0), move |x| {
             let v: i128 = if from_signed {
                 i128::from(sx(x, from))
             } else {
@@ -259,13 +341,13 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
                 }
             };
             if plain && from == float::F16 && to == F32 {
-                map1(r(0), |x| canon(f16_as_f32(x)))
+                map1(o, r(0), |x| canon(f16_as_f32(x)))
             } else if plain && from == float::BF16 && to == F32 {
-                map1(r(0), |x| canon(bf16_as_f32(x)))
+                map1(o, r(0), |x| canon(bf16_as_f32(x)))
             } else if plain && from == F32 && to == F64 {
-                map1(r(0), |x| f64r(f64::from(f32a(x))))
+                map1(o, r(0), |x| f64r(f64::from(f32a(x))))
             } else {
-                map1(r(0), move |x| {
+                map1(o, r(0), move |x| {
                     cvt_f2f(from, to, rnd, ftz, sat, relu, satfinite, x)
                 })
             }
@@ -277,7 +359,7 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
             signed,
             ftz,
             nan,
-        } => map1(r(0), move |x| {
+        } => map1(o, r(0), move |x| {
             let mut x = x & fmt_mask(from);
             if ftz && from == F32 {
                 x = from.ftz(x);
@@ -291,7 +373,7 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
             to,
             rnd,
             sat,
-        } => map1(r(0), move |x| {
+        } => map1(o, r(0), move |x| {
             let (neg, mag) = if signed {
                 let v = sx(x, from);
                 (v < 0, u128::from(v.unsigned_abs()))
@@ -301,7 +383,7 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
             let r = float::from_int(to, neg, mag, rnd);
             if sat { float::saturate(to, r) } else { r }
         }),
-        Alu::CvtRoundInt { fmt, rnd, ftz, sat } => map1(r(0), move |x| {
+        Alu::CvtRoundInt { fmt, rnd, ftz, sat } => map1(o, r(0), move |x| {
             let mut x = x & fmt_mask(fmt);
             if ftz {
                 x = fmt.ftz(x);
@@ -317,7 +399,7 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
             rnd,
             relu,
             satfinite,
-        } => map2(r(0), r(1), move |a, b| {
+        } => map2(o, r(0), r(1), move |a, b| {
             let hi = cvt_f2f(F32, to, rnd, false, false, relu, satfinite, a);
             let lo = cvt_f2f(F32, to, rnd, false, false, relu, satfinite, b);
             (hi << 16) | lo
@@ -328,14 +410,13 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4]) -> Lanes {
             } else {
                 (1u64 << bits) - 1
             };
-            let mut o = [0u64; 32];
+            *o = [0u64; 32];
             for k in 0..usize::from(n).min(4) {
                 let src = r(k);
                 for l in 0..32 {
                     o[l] |= (src[l] & mask) << (u32::from(bits) * k as u32);
                 }
             }
-            o
         }
     }
 }
@@ -660,12 +741,78 @@ mod tests {
                 }
             })];
             for (from, to) in [(F16, F32), (BF16, F32), (F32, F64)] {
-                let mut got = [0u64; 32];
-                let x = &regs[0];
-                compute(&cvt(from, to), [x, x, x, x], &mut got);
+                let mut file = vec![regs[0], [0u64; 32]];
+                exec(&cvt(from, to), &mut file, 1, &[0; 4], u32::MAX);
+                let got = file[1];
                 for l in 0..32 {
                     let want = cvt_f2f(from, to, Rnd::Rn, false, false, false, false, regs[0][l]);
                     assert_eq!(got[l], want, "{from:?} -> {to:?} of {:#x}", regs[0][l]);
+                }
+            }
+        }
+    }
+
+    /// `exec` gives the same register file whether the destination is a fresh
+    /// register, one of the sources, or every source, with every lane or some
+    /// executing (idle lanes keep their value).
+    #[test]
+    fn exec_with_the_destination_among_the_sources() {
+        let mut seed = 0x0bad_cafe_1234_5678u64;
+        let mut lanes = || -> Lanes {
+            std::array::from_fn(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                seed
+            })
+        };
+        let ops = [
+            Alu::Add,
+            Alu::FmaF32,
+            Alu::MulF64,
+            Alu::Lop3,
+            Alu::Mov,
+            Alu::Pack { bits: 16, n: 2 },
+            Alu::MinMax(MinMax {
+                max: true,
+                nan: false,
+                xorsign_abs: false,
+                ftz: false,
+                fmt: F32,
+                x2: false,
+            }),
+        ];
+        for f in &ops {
+            for exec_mask in [u32::MAX, 0x5555_5555, 1, 0] {
+                let file: Vec<Lanes> = (0..4).map(|_| lanes()).collect();
+                // The reference: sources 0, 1, 2, 3 into a fresh register 4.
+                let mut want = file.clone();
+                want.push(file[0]);
+                let srcs = [0, 1, 2, 3];
+                exec(f, &mut want, 4, &srcs, exec_mask);
+                for d in 0..4u32 {
+                    for srcs in [[0u32, 1, 2, 3], [d, d, d, d]] {
+                        let mut got = file.clone();
+                        got.push(file[0]);
+                        // Put the destination's value in register 4's place.
+                        got[4] = file[d as usize];
+                        let mut reference = file.clone();
+                        reference.push(file[d as usize]);
+                        let s4 = srcs.map(|x| if x == d { 4 } else { x });
+                        let mut fresh = reference.clone();
+                        exec(f, &mut fresh, 4, &s4, exec_mask);
+                        exec(f, &mut got, d, &srcs, exec_mask);
+                        assert_eq!(
+                            got[d as usize], fresh[4],
+                            "{f:?} d={d} srcs={srcs:?} exec={exec_mask:#x}"
+                        );
+                    }
+                }
+                // Partial or full, the idle lanes of a fresh destination keep its value.
+                for l in 0..32 {
+                    if (exec_mask >> l) & 1 == 0 {
+                        assert_eq!(want[4][l], file[0][l]);
+                    }
                 }
             }
         }

@@ -25,6 +25,57 @@ pub(crate) struct LaunchCtx<'a> {
     pub max_steps: Option<u64>,
     /// Performance counters on (`EmuOptions::counters`).
     pub counters: bool,
+    /// The instruction set the warp loop is compiled for on this host.
+    pub isa: Isa,
+}
+
+/// The host instruction set a warp loop copy is compiled for (chosen once per launch).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Isa {
+    /// The target's baseline.
+    Base,
+    /// x86-64-v3: AVX2, FMA, BMI1/2, LZCNT, POPCNT.
+    #[cfg(target_arch = "x86_64")]
+    V3,
+    /// x86-64-v3 with AVX-512 F/VL/DQ/BW.
+    #[cfg(target_arch = "x86_64")]
+    V4,
+}
+
+impl Isa {
+    /// The best copy this host runs, or a lower one named by `GPUKIT_EMU_ISA`
+    /// (`base`, `v3`, `v4`: never above what the CPU has; any other value is ignored).
+    /// The copies give the same results; the variable lets a test or a bug report run
+    /// each.
+    pub(crate) fn detect() -> Isa {
+        let best = Isa::best();
+        match std::env::var("GPUKIT_EMU_ISA").as_deref() {
+            Ok("base") => Isa::Base,
+            #[cfg(target_arch = "x86_64")]
+            Ok("v3") if best == Isa::V4 => Isa::V3,
+            _ => best,
+        }
+    }
+
+    fn best() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            let v3 = has!("avx2")
+                && has!("fma")
+                && has!("bmi1")
+                && has!("bmi2")
+                && has!("lzcnt")
+                && has!("popcnt");
+            if v3 && has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("avx512bw") {
+                return Isa::V4;
+            }
+            if v3 {
+                return Isa::V3;
+            }
+        }
+        Isa::Base
+    }
 }
 
 /// Counters of one block.

@@ -28,5 +28,5 @@ mod shared;
 mod step;
 mod sync;
 
-pub(crate) use common::{LaunchCtx, Scratch, Stats};
+pub(crate) use common::{Isa, LaunchCtx, Scratch, Stats};
 pub(crate) use sched::run_block;

@@ -15,7 +15,43 @@ const SLICE: u64 = 1 << 12;
 impl Block<'_, '_> {
     /// Runs warp `wi` until it blocks, finishes or uses its time slice; returns the
     /// instructions it ran.
+    ///
+    /// The warp loop, with the instruction families it dispatches to that are marked
+    /// `#[inline(always)]` (the ALU, memory, shared-memory and racecheck paths), is
+    /// compiled once per [`Isa`] and the launch's copy runs: built for x86-64-v3 or
+    /// with AVX-512, the whole interpreter (lane loops, register copies, `popcnt`,
+    /// `tzcnt`) uses the host's instructions, not only the ALU's lane loops. Every
+    /// copy is the same source, so the same semantics.
     pub(super) fn run_warp(&mut self, wi: usize) -> Result<u64, Fault> {
+        match self.ctx.isa {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Isa::detect` chose V4 only where the CPU has every feature the
+            // function enables.
+            Isa::V4 => unsafe { self.run_warp_v4(wi) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `Isa::detect` chose V3 only where the CPU has every feature the
+            // function enables.
+            Isa::V3 => unsafe { self.run_warp_v3(wi) },
+            Isa::Base => self.run_warp_body(wi),
+        }
+    }
+
+    /// [`Block::run_warp`] for x86-64-v3.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+    fn run_warp_v3(&mut self, wi: usize) -> Result<u64, Fault> {
+        self.run_warp_body(wi)
+    }
+
+    /// [`Block::run_warp`] for x86-64-v3 with AVX-512.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512vl,avx512dq,avx512bw")]
+    fn run_warp_v4(&mut self, wi: usize) -> Result<u64, Fault> {
+        self.run_warp_body(wi)
+    }
+
+    #[inline(always)]
+    fn run_warp_body(&mut self, wi: usize) -> Result<u64, Fault> {
         // The step and thread-instruction counts live in locals while the warp runs
         // (kept in registers rather than updated in the block every instruction).
         let (mut steps, mut threads) = (0u64, 0u64);
@@ -26,6 +62,7 @@ impl Block<'_, '_> {
         r.map(|()| steps)
     }
 
+    #[inline(always)]
     fn warp_loop(&mut self, wi: usize, steps: &mut u64, threads: &mut u64) -> Result<(), Fault> {
         let prog = self.ctx.prog;
         let start = self.steps;
@@ -467,31 +504,10 @@ impl Block<'_, '_> {
     }
 }
 
-/// One ALU instruction: into the destination register itself when every lane runs and
-/// no source is the destination, else through a temporary blended into the executing
-/// lanes.
+/// One ALU instruction (see [`alu::exec`]).
 #[inline(always)]
 fn alu_op(regs: &mut [Lanes], f: &Alu, d: u32, s: &[u32; 4], exec: u32) {
-    let n = regs.len();
-    if exec == FULL && (d as usize) < n && s.iter().all(|&x| x != d && (x as usize) < n) {
-        let base = regs.as_mut_ptr();
-        // SAFETY: every index is in bounds (checked above) and the destination index
-        // differs from every source index, so the shared references to the sources
-        // (which may coincide with each other) never overlap the exclusive one to the
-        // destination; all derive from one raw pointer and nothing else touches `regs`
-        // while they live.
-        let (src, dst) = unsafe {
-            (
-                s.map(|x| &*base.add(x as usize)),
-                &mut *base.add(d as usize),
-            )
-        };
-        alu::compute(f, src, dst);
-    } else {
-        let mut out = [0u64; 32];
-        alu::compute(f, s.map(|x| &regs[x as usize]), &mut out);
-        write_lanes(regs, d, &out, exec);
-    }
+    alu::exec(f, regs, d, s, exec);
 }
 
 fn carry_op(w: &mut Warp, f: &Alu, d: u32, s: &[u32; 4], exec: u32) {
