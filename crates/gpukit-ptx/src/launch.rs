@@ -173,6 +173,33 @@ fn dim_ok(g: (u32, u32, u32), max: (u32, u32, u32)) -> bool {
     g.0 >= 1 && g.1 >= 1 && g.2 >= 1 && g.0 <= max.0 && g.1 <= max.1 && g.2 <= max.2
 }
 
+thread_local! {
+    /// Each host thread's block scratch (warps, registers, shared memory, racecheck
+    /// shadows), reused by every block it runs in every launch: a block re-initialises
+    /// what it uses (`exec::sched::init_block`; racecheck records are invalidated by an
+    /// epoch, not cleared), so nothing carries over, and the allocations and their
+    /// first-touch page faults are paid once per thread rather than per launch.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// A scratch that stays allocated after a block is dropped when larger than this.
+const KEEP_SCRATCH_BYTES: usize = 64 << 20;
+
+/// Runs `f` with this thread's scratch (a fresh one if it is in use, which a block
+/// never does: blocks do not launch).
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => {
+            let r = f(&mut s);
+            if s.bytes() > KEEP_SCRATCH_BYTES {
+                *s = Scratch::default();
+            }
+            r
+        }
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
 /// Runs `kernel` of `module` on a grid of `grid` blocks of `block` threads.
 ///
 /// `params` are the kernel's arguments in order (checked against the entry's
@@ -320,11 +347,11 @@ pub fn launch(
     let acc = (0..nrun)
         .into_par_iter()
         .map(block_of)
-        .map_init(Scratch::default, |scratch, b| {
+        .map(|b| {
             if b > first_err.load(std::sync::atomic::Ordering::Relaxed) {
                 return Acc::default();
             }
-            match run_block(&ctx, scratch, b, kernel) {
+            match with_scratch(|scratch| run_block(&ctx, scratch, b, kernel)) {
                 Ok(stats) => Acc { stats, err: None },
                 Err(e) => {
                     first_err.fetch_min(b, std::sync::atomic::Ordering::Relaxed);

@@ -21,23 +21,21 @@ pub(crate) const WINDOW_SIZE: u64 = 1 << 32;
 /// Marks an absent destination register (`_`).
 pub(crate) const SINK: u32 = u32::MAX;
 
-/// An integer width.
+/// An integer width (the discriminant is the width in bits, so [`W::bits`] is a cast
+/// rather than a branch inside lane loops).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub(crate) enum W {
-    W8,
-    W16,
-    W32,
-    W64,
+    W8 = 8,
+    W16 = 16,
+    W32 = 32,
+    W64 = 64,
 }
 
 impl W {
+    #[inline(always)]
     pub(crate) fn bits(self) -> u32 {
-        match self {
-            W::W8 => 8,
-            W::W16 => 16,
-            W::W32 => 32,
-            W::W64 => 64,
-        }
+        self as u32
     }
     pub(crate) fn from_bits(b: u32) -> Option<W> {
         Some(match b {

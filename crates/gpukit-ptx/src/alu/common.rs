@@ -7,24 +7,19 @@ use crate::program::*;
 /// One register across the 32 lanes of a warp.
 pub(crate) type Lanes = [u64; 32];
 
+/// `x` zero-extended from width `w` (two shifts by the same amount in every lane, so
+/// a lane loop over a run-time width still vectorises).
 #[inline(always)]
 pub(crate) fn zx(x: u64, w: W) -> u64 {
-    match w {
-        W::W8 => u64::from(x as u8),
-        W::W16 => u64::from(x as u16),
-        W::W32 => u64::from(x as u32),
-        W::W64 => x,
-    }
+    let s = 64 - w.bits();
+    (x << s) >> s
 }
 
+/// `x` sign-extended from width `w` (as [`zx`], branch-free).
 #[inline(always)]
 pub(crate) fn sx(x: u64, w: W) -> i64 {
-    match w {
-        W::W8 => i64::from(x as i8),
-        W::W16 => i64::from(x as i16),
-        W::W32 => i64::from(x as i32),
-        W::W64 => x as i64,
-    }
+    let s = 64 - w.bits();
+    ((x << s) as i64) >> s
 }
 
 #[inline(always)]

@@ -344,6 +344,26 @@ pub(crate) struct Scratch {
     pub(super) race: Option<Race>,
 }
 
+impl Scratch {
+    /// About how many bytes the scratch holds allocated.
+    pub(crate) fn bytes(&self) -> usize {
+        let warps: usize = self
+            .warps
+            .iter()
+            .map(|w| {
+                w.regs.capacity() * std::mem::size_of::<Lanes>()
+                    + w.preds.capacity() * 4
+                    + w.local.iter().map(Vec::capacity).sum::<usize>()
+            })
+            .sum();
+        let race = self.race.as_ref().map_or(0, |r| {
+            (r.shadow.capacity() + r.words.capacity()) * std::mem::size_of::<Shadow>()
+                + (r.split.capacity() + r.clock.capacity() + r.vc.capacity()) * 4
+        });
+        warps + self.shared.capacity() + race
+    }
+}
+
 pub(super) struct Block<'a, 'c> {
     pub(super) ctx: &'c LaunchCtx<'a>,
     pub(super) bidx: [u32; 3],

@@ -18,13 +18,17 @@ fn space_of(r: Res) -> Space {
     }
 }
 
-#[inline]
+#[inline(always)]
 pub(super) fn read_le(buf: &[u8], off: usize, size: usize) -> u64 {
     match size {
         4 => u64::from(u32::from_le_bytes(
             buf[off..off + 4].try_into().expect("4 bytes"),
         )),
         8 => u64::from_le_bytes(buf[off..off + 8].try_into().expect("8 bytes")),
+        2 => u64::from(u16::from_le_bytes(
+            buf[off..off + 2].try_into().expect("2 bytes"),
+        )),
+        1 => u64::from(buf[off]),
         _ => {
             let mut b = [0u8; 8];
             b[..size].copy_from_slice(&buf[off..off + size]);
@@ -33,9 +37,17 @@ pub(super) fn read_le(buf: &[u8], off: usize, size: usize) -> u64 {
     }
 }
 
-#[inline]
+/// Writes the low `size` bytes of `v` at `off` (the common sizes as one fixed-size
+/// store each, not a `memcpy` of a run-time length).
+#[inline(always)]
 pub(super) fn write_le(buf: &mut [u8], off: usize, size: usize, v: u64) {
-    buf[off..off + size].copy_from_slice(&v.to_le_bytes()[..size]);
+    match size {
+        4 => buf[off..off + 4].copy_from_slice(&(v as u32).to_le_bytes()),
+        8 => buf[off..off + 8].copy_from_slice(&v.to_le_bytes()),
+        2 => buf[off..off + 2].copy_from_slice(&(v as u16).to_le_bytes()),
+        1 => buf[off] = v as u8,
+        _ => buf[off..off + size].copy_from_slice(&v.to_le_bytes()[..size]),
+    }
 }
 
 impl Block<'_, '_> {
@@ -151,7 +163,7 @@ impl Block<'_, '_> {
     /// Every lane's address (inactive lanes' too: callers use the executing ones), the
     /// addressing mode chosen once. Computed before any lane's result is written, which
     /// only changes that lane's registers.
-    #[inline]
+    #[inline(always)]
     pub(super) fn lane_addrs(w: &Warp, addr: Addr) -> [u64; 32] {
         match addr {
             Addr::Reg(r, off) => {
@@ -194,6 +206,7 @@ impl Block<'_, '_> {
     /// is aligned and the whole address range of the warp lies inside one writable (or,
     /// for reads, any) allocation, returns the lanes' addresses; otherwise `None` and
     /// the caller checks lane by lane (which also finds the exact failing lane).
+    #[inline(always)]
     fn global_fast_path(
         &self,
         wi: usize,
@@ -211,11 +224,20 @@ impl Block<'_, '_> {
         }
         let addrs = Self::lane_addrs(&self.warps[wi], addr);
         let (mut lo, mut hi, mut or) = (u64::MAX, 0u64, 0u64);
-        for (l, &a) in addrs.iter().enumerate() {
-            let on = (exec >> l) & 1 == 1;
-            lo = if on { lo.min(a) } else { lo };
-            hi = if on { hi.max(a) } else { hi };
-            or |= if on { a } else { 0 };
+        if exec == FULL {
+            // Every lane: plain reductions, which vectorise.
+            for &a in &addrs {
+                lo = lo.min(a);
+                hi = hi.max(a);
+                or |= a;
+            }
+        } else {
+            for (l, &a) in addrs.iter().enumerate() {
+                let on = (exec >> l) & 1 == 1;
+                lo = if on { lo.min(a) } else { lo };
+                hi = if on { hi.max(a) } else { hi };
+                or |= if on { a } else { 0 };
+            }
         }
         if or & (u64::from(total) - 1) != 0 || hi < lo {
             return None;
@@ -239,6 +261,7 @@ impl Block<'_, '_> {
     /// out of bounds or misaligned, or counters are on: the lane-by-lane path reports or
     /// counts it.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn param_uniform(
         &mut self,
         wi: usize,
@@ -367,6 +390,7 @@ impl Block<'_, '_> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(super) fn exec_ld(
         &mut self,
         wi: usize,
@@ -447,6 +471,7 @@ impl Block<'_, '_> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(super) fn exec_st(
         &mut self,
         wi: usize,

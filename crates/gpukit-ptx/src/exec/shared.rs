@@ -14,6 +14,7 @@ impl Block<'_, '_> {
     /// The shared-memory offsets of the executing lanes' accesses of `total` bytes when
     /// all are shared, aligned and in bounds; `None` otherwise (and with counters on,
     /// whose bookkeeping the lane-by-lane path does).
+    #[inline(always)]
     pub(super) fn shared_offsets(
         &self,
         wi: usize,
@@ -33,13 +34,23 @@ impl Block<'_, '_> {
         let addrs = Self::lane_addrs(&self.warps[wi], addr);
         let mut offs = [0u32; 32];
         let (mut hi, mut or) = (0u64, 0u64);
-        for (l, &a) in addrs.iter().enumerate() {
-            // Outside the generic window the offset wraps far past any shared size.
-            let off = a.wrapping_sub(base);
-            let on = (exec >> l) & 1 == 1;
-            hi = if on { hi.max(off) } else { hi };
-            or |= if on { off } else { 0 };
-            offs[l] = off as u32;
+        if exec == FULL {
+            // Every lane: plain reductions, which vectorise.
+            for (o, &a) in offs.iter_mut().zip(&addrs) {
+                // Outside the generic window the offset wraps far past any shared size.
+                let off = a.wrapping_sub(base);
+                hi = hi.max(off);
+                or |= off;
+                *o = off as u32;
+            }
+        } else {
+            for (l, &a) in addrs.iter().enumerate() {
+                let off = a.wrapping_sub(base);
+                let on = (exec >> l) & 1 == 1;
+                hi = if on { hi.max(off) } else { hi };
+                or |= if on { off } else { 0 };
+                offs[l] = off as u32;
+            }
         }
         let size = u64::from(self.ctx.shared_size);
         let t = u64::from(total);
@@ -51,6 +62,7 @@ impl Block<'_, '_> {
 
     /// Race-checks the lanes' accesses in lane order (the lane-by-lane path's order, so
     /// the first race found is the same).
+    #[inline(always)]
     fn race_lanes(
         &mut self,
         wi: usize,
@@ -101,6 +113,7 @@ impl Block<'_, '_> {
 
     /// A shared load of `n` values of `size` bytes per lane at checked offsets.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(super) fn shared_ld(
         &mut self,
         wi: usize,
@@ -138,6 +151,7 @@ impl Block<'_, '_> {
 
     /// A shared store of `n` values of `size` bytes per lane at checked offsets.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(super) fn shared_st(
         &mut self,
         wi: usize,
