@@ -70,6 +70,20 @@ fn exec_avx512(f: &Alu, regs: &mut [Lanes], d: u32, s: &[u32; 4], exec: u32) {
     exec_lanes(f, regs, d, s, exec);
 }
 
+/// [`exec`] compiled into the caller, for a caller that is itself compiled for a
+/// vector instruction set (the interpreter's per-ISA warp loops): no run-time choice,
+/// no call.
+#[inline(always)]
+pub(crate) fn exec_inline(f: &Alu, regs: &mut [Lanes], d: u32, s: &[u32; 4], exec: u32) {
+    exec_lanes(f, regs, d, s, exec);
+}
+
+/// [`compare_lanes`] compiled into the caller (as [`exec_inline`]).
+#[inline(always)]
+pub(crate) fn compare_inline(c: Cmp, a: &Lanes, b: &Lanes) -> u32 {
+    compare_masks(c, a, b)
+}
+
 /// [`exec`]'s body. When every lane runs, the result goes straight into the
 /// destination register; a source that is the destination is read from a copy of it
 /// (the operations are lane-wise, so the copy holds exactly what the lanes read).

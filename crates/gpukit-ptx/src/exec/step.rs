@@ -32,7 +32,7 @@ impl Block<'_, '_> {
             // SAFETY: `Isa::detect` chose V3 only where the CPU has every feature the
             // function enables.
             Isa::V3 => unsafe { self.run_warp_v3(wi) },
-            Isa::Base => self.run_warp_body(wi),
+            Isa::Base => self.run_warp_body::<BASE>(wi),
         }
     }
 
@@ -40,22 +40,22 @@ impl Block<'_, '_> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
     fn run_warp_v3(&mut self, wi: usize) -> Result<u64, Fault> {
-        self.run_warp_body(wi)
+        self.run_warp_body::<VECTOR>(wi)
     }
 
     /// [`Block::run_warp`] for x86-64-v3 with AVX-512.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512vl,avx512dq,avx512bw")]
     fn run_warp_v4(&mut self, wi: usize) -> Result<u64, Fault> {
-        self.run_warp_body(wi)
+        self.run_warp_body::<VECTOR>(wi)
     }
 
     #[inline(always)]
-    fn run_warp_body(&mut self, wi: usize) -> Result<u64, Fault> {
+    fn run_warp_body<const V: u8>(&mut self, wi: usize) -> Result<u64, Fault> {
         // The step and thread-instruction counts live in locals while the warp runs
         // (kept in registers rather than updated in the block every instruction).
         let (mut steps, mut threads) = (0u64, 0u64);
-        let r = self.warp_loop(wi, &mut steps, &mut threads);
+        let r = self.warp_loop::<V>(wi, &mut steps, &mut threads);
         self.steps += steps;
         self.stats.warp_insts += steps;
         self.stats.thread_insts += threads;
@@ -63,7 +63,12 @@ impl Block<'_, '_> {
     }
 
     #[inline(always)]
-    fn warp_loop(&mut self, wi: usize, steps: &mut u64, threads: &mut u64) -> Result<(), Fault> {
+    fn warp_loop<const V: u8>(
+        &mut self,
+        wi: usize,
+        steps: &mut u64,
+        threads: &mut u64,
+    ) -> Result<(), Fault> {
         let prog = self.ctx.prog;
         let start = self.steps;
         let max_steps = self.ctx.max_steps.unwrap_or(u64::MAX);
@@ -123,7 +128,7 @@ impl Block<'_, '_> {
                                 if let Alu::Approx(..) = f {
                                     self.stats.approx += u64::from(exec.count_ones());
                                 }
-                                alu_op(&mut w.regs, f, *d, s, exec);
+                                alu_op::<V>(&mut w.regs, f, *d, s, exec);
                             }
                         }
                     }
@@ -155,8 +160,7 @@ impl Block<'_, '_> {
                     bop,
                 } => {
                     if exec != 0 {
-                        let t =
-                            alu::compare_lanes(*cmp, &w.regs[*a as usize], &w.regs[*b as usize]);
+                        let t = compare::<V>(*cmp, &w.regs[*a as usize], &w.regs[*b as usize]);
                         let (pv, qv) = match bop {
                             None => (t, !t),
                             Some((op, c)) => {
@@ -180,8 +184,7 @@ impl Block<'_, '_> {
                 } => {
                     if exec != 0 && *d != SINK {
                         let cv = w.preds[c.reg as usize] ^ if c.neg { FULL } else { 0 };
-                        let t =
-                            alu::compare_lanes(*cmp, &w.regs[*a as usize], &w.regs[*b as usize]);
+                        let t = compare::<V>(*cmp, &w.regs[*a as usize], &w.regs[*b as usize]);
                         let t = bool_op(*bop, t, cv);
                         let dst = &mut w.regs[*d as usize];
                         for l in 0..32 {
@@ -504,10 +507,31 @@ impl Block<'_, '_> {
     }
 }
 
+/// The warp loop copy for the target's baseline: the ALU and comparisons choose their
+/// own vector code at run time.
+const BASE: u8 = 0;
+/// A warp loop copy compiled for a vector ISA (x86-64-v3, or with AVX-512): the ALU
+/// and comparison lane loops are inlined and compiled for it.
+const VECTOR: u8 = 1;
+
 /// One ALU instruction (see [`alu::exec`]).
 #[inline(always)]
-fn alu_op(regs: &mut [Lanes], f: &Alu, d: u32, s: &[u32; 4], exec: u32) {
-    alu::exec(f, regs, d, s, exec);
+fn alu_op<const V: u8>(regs: &mut [Lanes], f: &Alu, d: u32, s: &[u32; 4], exec: u32) {
+    if V == BASE {
+        alu::exec(f, regs, d, s, exec);
+    } else {
+        alu::exec_inline(f, regs, d, s, exec);
+    }
+}
+
+/// One comparison over the lanes (see [`alu::compare_lanes`]).
+#[inline(always)]
+fn compare<const V: u8>(c: Cmp, a: &Lanes, b: &Lanes) -> u32 {
+    if V == BASE {
+        alu::compare_lanes(c, a, b)
+    } else {
+        alu::compare_inline(c, a, b)
+    }
 }
 
 fn carry_op(w: &mut Warp, f: &Alu, d: u32, s: &[u32; 4], exec: u32) {
