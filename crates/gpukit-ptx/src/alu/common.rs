@@ -22,6 +22,22 @@ pub(crate) fn sx(x: u64, w: W) -> i64 {
     ((x << s) as i64) >> s
 }
 
+/// Bit `l` of `bits` as lane `l`'s all-ones or all-zeros mask (lane blends as bitwise
+/// operations, which vectorise).
+#[inline(always)]
+pub(crate) fn lane_masks(bits: u32) -> [u64; 32] {
+    std::array::from_fn(|l| 0u64.wrapping_sub(u64::from((bits >> l) & 1)))
+}
+
+/// `dst[l] = src[l]` in the lanes of `exec`, the others kept (as one blend).
+#[inline(always)]
+pub(crate) fn blend_lanes(dst: &mut Lanes, src: &Lanes, exec: u32) {
+    let m = lane_masks(exec);
+    for l in 0..32 {
+        dst[l] = (src[l] & m[l]) | (dst[l] & !m[l]);
+    }
+}
+
 #[inline(always)]
 pub(super) fn map1(o: &mut Lanes, a: &Lanes, f: impl Fn(u64) -> u64) {
     for i in 0..32 {

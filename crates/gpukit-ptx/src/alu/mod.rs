@@ -10,7 +10,7 @@ mod bits;
 mod common;
 mod fp;
 
-pub(crate) use common::{Lanes, sx, zx};
+pub(crate) use common::{Lanes, blend_lanes, lane_masks, sx, zx};
 pub(crate) use fp::{BHALF, HALF, fadd, min_max};
 
 use gpukit_core::halfconv;
@@ -122,12 +122,7 @@ fn exec_lanes(f: &Alu, regs: &mut [Lanes], d: u32, s: &[u32; 4], exec: u32) {
         if d == SINK {
             return;
         }
-        let dst = &mut regs[d as usize];
-        for l in 0..32 {
-            if (exec >> l) & 1 == 1 {
-                dst[l] = out[l];
-            }
-        }
+        blend_lanes(&mut regs[d as usize], &out, exec);
     }
 }
 

@@ -268,7 +268,7 @@ impl Warp {
 /// the thread (11 bits: a block has at most 1024 threads; all ones for none), the
 /// instruction (21 bits; all ones for an instruction past that, which a race report
 /// then cannot name) and the warp's clock (32 bits).
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) struct Acc(u64);
 
 const ACC_TID_NONE: u64 = 0x7FF;
@@ -300,7 +300,7 @@ impl Acc {
 
 pub(super) const NO_ACC: Acc = Acc(ACC_TID_NONE << 21);
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) struct Shadow {
     pub(super) epoch: u32,
     pub(super) w: Acc,
@@ -323,6 +323,7 @@ pub(super) const NO_SHADOW: Shadow = Shadow {
 /// of part of a word *splits* it: its record is copied to the word's four byte records
 /// (`shadow`), which hold it from then on for the rest of the block. Either way each
 /// byte's history is exact.
+#[derive(Clone)]
 pub(super) struct Race {
     /// Per-byte records of split words.
     pub(super) shadow: Vec<Shadow>,
@@ -417,11 +418,7 @@ pub(super) fn write_lanes(regs: &mut [Lanes], d: u32, out: &Lanes, exec: u32) {
     if exec == FULL {
         *dst = *out;
     } else {
-        for l in 0..32 {
-            if (exec >> l) & 1 == 1 {
-                dst[l] = out[l];
-            }
-        }
+        crate::alu::blend_lanes(dst, out, exec);
     }
 }
 

@@ -61,7 +61,8 @@ impl Block<'_, '_> {
     }
 
     /// Race-checks the lanes' accesses in lane order (the lane-by-lane path's order, so
-    /// the first race found is the same).
+    /// the first race found is the same), by the warp-level path
+    /// ([`Race::access_warp`](super::common::Race)).
     #[inline(always)]
     fn race_lanes(
         &mut self,
@@ -75,37 +76,9 @@ impl Block<'_, '_> {
         let Some(r) = self.race.as_deref_mut() else {
             return Ok(());
         };
-        let mut m = exec;
-        let mut found = None;
-        let base = wi as u32 * 32;
-        while m != 0 {
-            let l = m.trailing_zeros();
-            m &= m - 1;
-            if !write {
-                // A run of executing lanes reading the same bytes (a broadcast).
-                let mut last = l;
-                while m != 0 && offs[m.trailing_zeros() as usize] == offs[l as usize] {
-                    last = m.trailing_zeros();
-                    m &= m - 1;
-                }
-                if last != l {
-                    let off = offs[l as usize];
-                    if r.read_run(off, total, base + l, base + last, pc).is_some() {
-                        continue;
-                    }
-                    // Lane by lane: put the run's other lanes back.
-                    let run = exec & ((((2u64 << last) - 1) & !((2u64 << l) - 1)) as u32);
-                    m |= run;
-                }
-            }
-            if let Err(e) = r.access(offs[l as usize], total, base + l, pc, write) {
-                found = Some((l, e));
-                break;
-            }
-        }
-        match found {
-            None => Ok(()),
-            Some((l, (kind, other))) => {
+        match r.access_warp(offs, exec, total, wi, pc, write) {
+            Ok(()) => Ok(()),
+            Err((l, (kind, other))) => {
                 Err(self.race_fault(wi, l, u64::from(offs[l as usize]), kind, other))
             }
         }

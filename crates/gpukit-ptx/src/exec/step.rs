@@ -2,7 +2,7 @@
 //! branch semantics are here; memory, barrier, warp-synchronous and call instructions
 //! go to their family's file.
 
-use crate::alu::{self, Lanes};
+use crate::alu::{self, Lanes, lane_masks};
 use crate::error::ErrorKind;
 use crate::program::*;
 
@@ -137,16 +137,15 @@ impl Block<'_, '_> {
                 Op::Selp { d, a, b, p } => {
                     if exec != 0 && *d != SINK {
                         let pm = w.preds[p.reg as usize] ^ if p.neg { FULL } else { 0 };
-                        let (a, b, d) = (*a as usize, *b as usize, *d as usize);
                         let regs = &mut w.regs;
+                        // Both sources read whole (copies: either may be the
+                        // destination), then one blend per lane: vector code.
+                        let (av, bv) = (regs[*a as usize], regs[*b as usize]);
+                        let dst = &mut regs[*d as usize];
+                        let (pl, el) = (lane_masks(pm), lane_masks(exec));
                         for l in 0..32 {
-                            if (exec >> l) & 1 == 1 {
-                                regs[d][l] = if (pm >> l) & 1 == 1 {
-                                    regs[a][l]
-                                } else {
-                                    regs[b][l]
-                                };
-                            }
+                            let v = (av[l] & pl[l]) | (bv[l] & !pl[l]);
+                            dst[l] = (v & el[l]) | (dst[l] & !el[l]);
                         }
                     }
                     w.advance();
