@@ -655,4 +655,10 @@ pub(crate) struct Program {
     pub dyn_shared_offset: u32,
     pub maxntid: Option<[u32; 3]>,
     pub reqntid: Option<[u32; 3]>,
+    /// The register slots a block must zero before it runs (`None`: every slot). After
+    /// register compaction only the slots that some path reads before writing, and the
+    /// pinned ones (shuffle sources, read from lanes that may never have written them),
+    /// need their initial zero; every other slot is written before it is read, so a
+    /// block may leave a previous block's values there.
+    pub zero_slots: Option<Vec<u32>>,
 }

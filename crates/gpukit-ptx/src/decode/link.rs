@@ -280,6 +280,7 @@ pub(crate) fn link_kernel(
         dyn_shared_offset: link.dyn_shared_offset,
         maxntid: ef.maxntid,
         reqntid: ef.reqntid,
+        zero_slots: None,
     };
     super::regalloc::compact(&mut prog);
     Ok(prog)

@@ -372,7 +372,23 @@ pub(crate) fn compact(prog: &mut Program) {
             *m = 0;
         }
     }
-    if next as usize >= n {
+    // The registers whose initial zero is observable: those live into the entry (read
+    // before written on some path) and the pinned ones; constant registers are set by
+    // every block anyway.
+    let mut zero_regs: Vec<usize> = Vec::new();
+    live_in[0].each(|r| zero_regs.push(r as usize));
+    zero_regs.extend((0..n).filter(|&r| pinned[r] && lo[r] != usize::MAX));
+    let consts: Vec<usize> = prog.consts.iter().map(|&(r, _)| r as usize).collect();
+    zero_regs.retain(|r| !consts.contains(r));
+    let compacted = (next as usize) < n;
+    let mut zero: Vec<u32> = zero_regs
+        .iter()
+        .map(|&r| if compacted { map[r] } else { r as u32 })
+        .collect();
+    zero.sort_unstable();
+    zero.dedup();
+    prog.zero_slots = Some(zero);
+    if !compacted {
         return;
     }
     for inst in prog.insts.iter_mut() {
@@ -438,6 +454,36 @@ LOOP:
     st.global.u32 [%rd3+16], %r14;
     ret;
 }
+.visible .entry junk(.param .u64 out)
+{
+    .reg .b32 %j<24>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %j0, %tid.x;
+    add.u32 %j1, %j0, 0x1111;
+    add.u32 %j2, %j0, 0x2222;
+    add.u32 %j3, %j0, 0x3333;
+    add.u32 %j4, %j0, 0x4444;
+    add.u32 %j5, %j0, 0x5555;
+    add.u32 %j6, %j0, 0x6666;
+    add.u32 %j7, %j0, 0x7777;
+    add.u32 %j8, %j0, 0x8888;
+    add.u32 %j9, %j0, 0x9999;
+    add.u32 %j10, %j0, 0xaaaa;
+    add.u32 %j11, %j0, 0xbbbb;
+    add.u32 %j12, %j1, %j2;
+    add.u32 %j12, %j12, %j3;
+    add.u32 %j12, %j12, %j4;
+    add.u32 %j12, %j12, %j5;
+    add.u32 %j12, %j12, %j6;
+    add.u32 %j12, %j12, %j7;
+    add.u32 %j12, %j12, %j8;
+    add.u32 %j12, %j12, %j9;
+    add.u32 %j12, %j12, %j10;
+    add.u32 %j12, %j12, %j11;
+    st.global.u32 [%rd1], %j12;
+    ret;
+}
 "#;
         let m = Module::parse(ptx).unwrap();
         let prog = m.program("k").unwrap();
@@ -452,17 +498,41 @@ LOOP:
         let words: Vec<AtomicU64> = (0..32 * 20 / 8).map(|_| AtomicU64::new(!0)).collect();
         let mut mem = GlobalMemory::new();
         let out = mem.insert_atomic(&words).unwrap();
-        launch(
-            &m,
-            "k",
-            (1, 1, 1),
-            (32, 1, 1),
-            0,
-            &[ParamValue::ptr(out)],
-            &mem,
-            &EmuOptions::default(),
-        )
-        .unwrap();
+        // A block of another kernel first leaves non-zero values in the slots of the
+        // (per-thread, reused) scratch: the kernel must still read zero wherever its
+        // lanes wrote nothing (only the slots read before written are zeroed). One
+        // worker thread, so both launches use the same scratch.
+        let sink: Vec<AtomicU64> = vec![AtomicU64::new(0)];
+        let mut junk_mem = GlobalMemory::new();
+        let sink_at = junk_mem.insert_atomic(&sink).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            launch(
+                &m,
+                "junk",
+                (4, 1, 1),
+                (32, 1, 1),
+                0,
+                &[ParamValue::ptr(sink_at)],
+                &junk_mem,
+                &EmuOptions::default(),
+            )
+            .unwrap();
+            launch(
+                &m,
+                "k",
+                (1, 1, 1),
+                (32, 1, 1),
+                0,
+                &[ParamValue::ptr(out)],
+                &mem,
+                &EmuOptions::default(),
+            )
+            .unwrap();
+        });
         let bytes: Vec<u8> = words
             .iter()
             .flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes())

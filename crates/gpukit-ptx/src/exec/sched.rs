@@ -85,8 +85,20 @@ fn init_block(ctx: &LaunchCtx<'_>, s: &mut Scratch, bidx: [u32; 3]) {
     let frame0 = prog.funcs.first().map_or(0, |f| f.frame_size);
     let [bx, by, _] = ctx.block;
     for (wi, w) in s.warps.iter_mut().enumerate() {
-        w.regs.clear();
-        w.regs.resize(prog.nregs as usize, [0; 32]);
+        match &prog.zero_slots {
+            // Only the slots whose initial zero a lane can read (the others hold
+            // whatever an earlier block left, and are written before they are read).
+            Some(zero) => {
+                w.regs.resize(prog.nregs as usize, [0; 32]);
+                for &r in zero {
+                    w.regs[r as usize] = [0; 32];
+                }
+            }
+            None => {
+                w.regs.clear();
+                w.regs.resize(prog.nregs as usize, [0; 32]);
+            }
+        }
         w.preds.clear();
         w.preds.resize(prog.npreds as usize, 0);
         let first = wi as u32 * 32;
