@@ -154,6 +154,36 @@ impl Race {
                     continue;
                 }
                 let vc = &self.vc[cw * n..(cw + 1) * n];
+                if !write {
+                    // A run of executing lanes reading the same bytes (a broadcast).
+                    let mut last = l;
+                    while m != 0 && offs[m.trailing_zeros() as usize] == off {
+                        last = m.trailing_zeros();
+                        m &= m - 1;
+                    }
+                    if last != l {
+                        let span = (tid, cw as u32 * 32 + last);
+                        let done = read_run(
+                            &mut self.words[lo..hi],
+                            epoch,
+                            span,
+                            (now, Acc::new(span.1, pc, my_clock)),
+                            cw,
+                            my_clock,
+                            vc,
+                        );
+                        if !done {
+                            // Lane by lane: the run's other lanes go back.
+                            let run = exec & ((((2u64 << last) - 1) & !((2u64 << l) - 1)) as u32);
+                            m |= run;
+                            for rec in &mut self.words[lo..hi] {
+                                lean_step(rec, epoch, tid, now, cw, my_clock, vc, false)
+                                    .map_err(|e| (l, e))?;
+                            }
+                        }
+                        continue;
+                    }
+                }
                 for rec in &mut self.words[lo..hi] {
                     lean_step(rec, epoch, tid, now, cw, my_clock, vc, write).map_err(|e| (l, e))?;
                 }
@@ -204,6 +234,63 @@ impl Race {
             self.clock[u] += 1;
         }
     }
+}
+
+/// The reads of `recs` (whole, unsplit words) by the threads `span.0..=span.1` of warp
+/// `cw`, in order, at the accesses `nows` (the first and last thread's): when no
+/// record names a thread of the span, every thread finds the last write ordered or
+/// none does, and the first reader ordered for all or for none, so thread-by-thread
+/// reads leave exactly the records set here: the first reader (if ordered) replaced by
+/// the first thread, the second reader by the last. Then `true`; `false` (nothing
+/// changed) when a record names a thread of the span or a thread would race: the
+/// caller reads thread by thread, which finds the race.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn read_run(
+    recs: &mut [Shadow],
+    epoch: u32,
+    span: (u32, u32),
+    nows: (Acc, Acc),
+    cw: usize,
+    my_clock: u32,
+    vc: &[u32],
+) -> bool {
+    let in_span = |a: Acc| (span.0..=span.1).contains(&a.tid());
+    // Ordered for a thread of the span that is not `a`'s own (the same for all of
+    // them when `a`'s thread is outside the span).
+    let ord = |a: Acc| -> bool {
+        let t = a.tid();
+        if t == NONE {
+            return true;
+        }
+        let rw = (t / 32) as usize;
+        if rw == cw {
+            a.clock() < my_clock
+        } else {
+            a.clock() <= vc[rw]
+        }
+    };
+    for rec in recs.iter() {
+        if rec.epoch == epoch && (in_span(rec.w) || in_span(rec.r1) || !ord(rec.w)) {
+            return false;
+        }
+    }
+    for rec in recs.iter_mut() {
+        if rec.epoch != epoch {
+            *rec = Shadow {
+                epoch,
+                w: NO_ACC,
+                r1: nows.0,
+                r2: nows.1,
+            };
+        } else if ord(rec.r1) {
+            rec.r1 = nows.0;
+            rec.r2 = nows.1;
+        } else {
+            rec.r2 = nows.1;
+        }
+    }
+    true
 }
 
 /// [`Race::step`] on a record in place, for thread `tid` of warp `cw` with the warp's
