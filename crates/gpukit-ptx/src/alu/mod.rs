@@ -15,7 +15,7 @@ pub(crate) use fp::{BHALF, HALF, fadd, min_max};
 
 use gpukit_core::halfconv;
 
-use crate::float::{self, F32, F64, Fmt};
+use crate::float::{self, F32, F64, Fmt, Rnd};
 use crate::program::*;
 
 use bits::*;
@@ -361,6 +361,49 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4], o: &mut Lanes) {
                 })
             }
         }
+        // f32 or f64 to a 32- or 64-bit integer without flushing: the hardware's exact
+        // rounding to an integral value, then Rust's saturating conversion (the range
+        // clamp of `float::to_int`); NaN gives the instruction's NaN value.
+        Alu::CvtF2I {
+            from,
+            rnd,
+            to,
+            signed,
+            ftz: false,
+            nan,
+        } if (from == F64 || from == F32) && rnd != Rnd::Rna && matches!(to, W::W32 | W::W64) => {
+            let round: fn(f64) -> f64 = match rnd {
+                Rnd::Rn => f64::round_ties_even,
+                Rnd::Rz => f64::trunc,
+                Rnd::Rm => f64::floor,
+                _ => f64::ceil,
+            };
+            let wide = |x: u64| -> f64 {
+                if from == F64 {
+                    f64a(x)
+                } else {
+                    f64::from(f32a(x))
+                }
+            };
+            macro_rules! to_int_with {
+                ($t:ty, $u:ty) => {
+                    map1(o, r(0), |x| {
+                        let v = wide(x);
+                        if v.is_nan() {
+                            nan
+                        } else {
+                            round(v) as $t as $u as u64
+                        }
+                    })
+                };
+            }
+            match (to, signed) {
+                (W::W32, true) => to_int_with!(i32, i64),
+                (W::W32, false) => to_int_with!(u32, u64),
+                (_, true) => to_int_with!(i64, i64),
+                _ => to_int_with!(u64, u64),
+            }
+        }
         Alu::CvtF2I {
             from,
             rnd,
@@ -392,6 +435,30 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4], o: &mut Lanes) {
             let r = float::from_int(to, neg, mag, rnd);
             if sat { float::saturate(to, r) } else { r }
         }),
+        // f32 and f64 without modifiers: the hardware's exact roundToIntegral (sign
+        // of zero kept, as the soft-float core does), NaN canonical.
+        Alu::CvtRoundInt {
+            fmt,
+            rnd,
+            ftz: false,
+            sat: false,
+        } if (fmt == F64 || fmt == F32) && rnd != Rnd::Rna => {
+            macro_rules! round_with {
+                ($f:expr) => {
+                    if fmt == F64 {
+                        map1(o, r(0), |x| f64r($f(f64a(x))))
+                    } else {
+                        map1(o, r(0), |x| f32r(($f)(f64::from(f32a(x))) as f32))
+                    }
+                };
+            }
+            match rnd {
+                Rnd::Rn => round_with!(f64::round_ties_even),
+                Rnd::Rz => round_with!(f64::trunc),
+                Rnd::Rm => round_with!(f64::floor),
+                _ => round_with!(f64::ceil),
+            }
+        }
         Alu::CvtRoundInt { fmt, rnd, ftz, sat } => map1(o, r(0), move |x| {
             let mut x = x & fmt_mask(fmt);
             if ftz {
@@ -821,6 +888,173 @@ mod tests {
                 for l in 0..32 {
                     if (exec_mask >> l) & 1 == 0 {
                         assert_eq!(want[4][l], file[0][l]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The hardware rounding of `cvt.rn/rz/rm/rpi` for f32 and f64 gives the soft-float
+    /// core's bits: halves, ties, signed zeros, subnormals, huge values, infinities
+    /// and NaNs, and random bit patterns.
+    #[test]
+    fn round_to_integral_fast_path_matches_soft_float() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut vals64: Vec<u64> = [
+            0.0f64,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            2.5,
+            -2.5,
+            0.49999999999999994,
+            1e300,
+            -1e300,
+            4503599627370495.5,
+            4503599627370497.0,
+            f64::MIN_POSITIVE,
+            5e-324,
+            -5e-324,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            0.7,
+            -0.7,
+        ]
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+        let mut vals32: Vec<u64> = [
+            0.0f32,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -2.5,
+            8388607.5,
+            8388609.0,
+            1e-45,
+            -1e-45,
+            3.0e38,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            0.7,
+            -0.7,
+        ]
+        .iter()
+        .map(|v| u64::from(v.to_bits()))
+        .collect();
+        for _ in 0..4000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            vals64.push(seed);
+            vals32.push(seed >> 32);
+        }
+        for (fmt, vals) in [(F64, &vals64), (F32, &vals32)] {
+            for rnd in [Rnd::Rn, Rnd::Rz, Rnd::Rm, Rnd::Rp] {
+                let f = Alu::CvtRoundInt {
+                    fmt,
+                    rnd,
+                    ftz: false,
+                    sat: false,
+                };
+                for chunk in vals.chunks(32) {
+                    let mut x = [0u64; 32];
+                    x[..chunk.len()].copy_from_slice(chunk);
+                    let mut file = vec![x, [0u64; 32]];
+                    exec(&f, &mut file, 1, &[0; 4], u32::MAX);
+                    for l in 0..chunk.len() {
+                        let want = float::round_to_integral(fmt, x[l] & fmt_mask(fmt), rnd);
+                        assert_eq!(file[1][l], want, "{fmt:?} {rnd:?} {:#x}", x[l]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Float-to-integer conversions of f32 and f64 to 32- and 64-bit integers, every
+    /// rounding and signedness, give the soft-float core's bits (NaN, infinities,
+    /// out-of-range values, ties, signed zeros, random patterns).
+    #[test]
+    fn float_to_int_fast_path_matches_soft_float() {
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut vals: Vec<f64> = vec![
+            0.0,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            -1.5,
+            2.5,
+            -2.5,
+            2147483647.5,
+            2147483648.0,
+            -2147483648.5,
+            -2147483649.0,
+            4294967295.7,
+            4294967296.0,
+            9.3e18,
+            -9.3e18,
+            1.8e19,
+            1e300,
+            -1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            5e-324,
+            -5e-324,
+            0.7,
+            -0.7,
+        ];
+        for _ in 0..3000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            vals.push(f64::from_bits(seed));
+            vals.push((seed >> 11) as f64 / (1u64 << 20) as f64 - 4.0e9);
+        }
+        for from in [F64, F32] {
+            let bits: Vec<u64> = vals
+                .iter()
+                .map(|&v| {
+                    if from == F64 {
+                        v.to_bits()
+                    } else {
+                        u64::from((v as f32).to_bits())
+                    }
+                })
+                .collect();
+            for rnd in [Rnd::Rn, Rnd::Rz, Rnd::Rm, Rnd::Rp] {
+                for to in [W::W32, W::W64] {
+                    for signed in [true, false] {
+                        let f = Alu::CvtF2I {
+                            from,
+                            rnd,
+                            to,
+                            signed,
+                            ftz: false,
+                            nan: 0,
+                        };
+                        for chunk in bits.chunks(32) {
+                            let mut x = [0u64; 32];
+                            x[..chunk.len()].copy_from_slice(chunk);
+                            let mut file = vec![x, [0u64; 32]];
+                            exec(&f, &mut file, 1, &[0; 4], u32::MAX);
+                            for l in 0..chunk.len() {
+                                let v = float::to_int(from, x[l], rnd, to.bits(), signed, 0);
+                                let want = if signed { sx(v, to) as u64 } else { v };
+                                assert_eq!(
+                                    file[1][l], want,
+                                    "{from:?} {rnd:?} {to:?} signed {signed}: {:#x}",
+                                    x[l]
+                                );
+                            }
+                        }
                     }
                 }
             }
