@@ -170,22 +170,30 @@ impl Warp {
 
     /// Absorbs the runnable lanes waiting at the group's pc.
     pub(super) fn merge(&mut self) {
+        // Over all 32 lanes at once (vector compares and a minimum), the lanes that are
+        // not runnable standing at `NONE`.
+        let pcs = self.runnable_pcs();
         let mut at = 0u32;
         let mut next = NONE;
-        let mut m = self.runnable;
-        while m != 0 {
-            let l = m.trailing_zeros();
-            m &= m - 1;
-            let p = self.lane_pc[l as usize];
-            if p == self.group_pc {
-                at |= 1 << l;
-            } else if p < next {
-                next = p;
-            }
+        for (l, &p) in pcs.iter().enumerate() {
+            let here = p == self.group_pc;
+            at |= u32::from(here) << l;
+            next = next.min(if here { NONE } else { p });
         }
+        let at = at & self.runnable;
         self.group |= at;
         self.runnable &= !at;
         self.merge_pc = next;
+    }
+
+    /// Each lane's pc if it is runnable, else [`NONE`].
+    #[inline(always)]
+    pub(super) fn runnable_pcs(&self) -> [u32; 32] {
+        let r = self.runnable;
+        std::array::from_fn(|l| {
+            let on = 0u32.wrapping_sub((r >> l) & 1);
+            (self.lane_pc[l] & on) | !on
+        })
     }
 
     /// Sends the whole group to `target`.

@@ -445,13 +445,7 @@ impl Block<'_, '_> {
         let prog = self.ctx.prog;
         let w = &mut self.warps[wi];
         if w.runnable != 0 {
-            let mut min = NONE;
-            let mut m = w.runnable;
-            while m != 0 {
-                let l = m.trailing_zeros();
-                m &= m - 1;
-                min = min.min(w.lane_pc[l as usize]);
-            }
+            let min = w.runnable_pcs().into_iter().min().unwrap_or(NONE);
             w.group = 0;
             w.group_pc = min;
             w.merge_pc = min;
