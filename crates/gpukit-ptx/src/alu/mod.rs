@@ -894,39 +894,53 @@ mod tests {
         }
     }
 
+    /// Ties, signed zeros, fractions, huge and tiny values, infinities and NaN: the
+    /// cases every rounding to an integer must get right.
+    const ROUNDING_CASES: [f64; 17] = [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        0.7,
+        -0.7,
+        1e300,
+        -1e300,
+        5e-324,
+        -5e-324,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+    ];
+
+    /// `f` of each value (a unary operation), run 32 lanes at a time through `exec`.
+    fn exec_over(f: &Alu, vals: &[u64]) -> Vec<u64> {
+        let mut out = Vec::with_capacity(vals.len());
+        for chunk in vals.chunks(32) {
+            let mut x = [0u64; 32];
+            x[..chunk.len()].copy_from_slice(chunk);
+            let mut file = vec![x, [0u64; 32]];
+            exec(f, &mut file, 1, &[0; 4], u32::MAX);
+            out.extend_from_slice(&file[1][..chunk.len()]);
+        }
+        out
+    }
+
     /// The hardware rounding of `cvt.rn/rz/rm/rpi` for f32 and f64 gives the soft-float
     /// core's bits: halves, ties, signed zeros, subnormals, huge values, infinities
     /// and NaNs, and random bit patterns.
     #[test]
     fn round_to_integral_fast_path_matches_soft_float() {
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut vals64: Vec<u64> = [
-            0.0f64,
-            -0.0,
-            0.5,
-            -0.5,
-            1.5,
-            -1.5,
-            2.5,
-            -2.5,
-            0.49999999999999994,
-            1e300,
-            -1e300,
-            4503599627370495.5,
-            4503599627370497.0,
-            f64::MIN_POSITIVE,
-            5e-324,
-            -5e-324,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-            -f64::NAN,
-            0.7,
-            -0.7,
-        ]
-        .iter()
-        .map(|v| v.to_bits())
-        .collect();
+        let mut vals64: Vec<u64> = ROUNDING_CASES
+            .iter()
+            .chain(&[0.49999999999999994, 4503599627370495.5, 4503599627370497.0])
+            .chain(&[f64::MIN_POSITIVE, -f64::NAN])
+            .map(|v| v.to_bits())
+            .collect();
         let mut vals32: Vec<u64> = [
             0.0f32,
             -0.0,
@@ -963,15 +977,9 @@ mod tests {
                     ftz: false,
                     sat: false,
                 };
-                for chunk in vals.chunks(32) {
-                    let mut x = [0u64; 32];
-                    x[..chunk.len()].copy_from_slice(chunk);
-                    let mut file = vec![x, [0u64; 32]];
-                    exec(&f, &mut file, 1, &[0; 4], u32::MAX);
-                    for l in 0..chunk.len() {
-                        let want = float::round_to_integral(fmt, x[l] & fmt_mask(fmt), rnd);
-                        assert_eq!(file[1][l], want, "{fmt:?} {rnd:?} {:#x}", x[l]);
-                    }
+                for (&x, got) in vals.iter().zip(exec_over(&f, vals)) {
+                    let want = float::round_to_integral(fmt, x & fmt_mask(fmt), rnd);
+                    assert_eq!(got, want, "{fmt:?} {rnd:?} {x:#x}");
                 }
             }
         }
@@ -983,15 +991,8 @@ mod tests {
     #[test]
     fn float_to_int_fast_path_matches_soft_float() {
         let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut vals: Vec<f64> = vec![
-            0.0,
-            -0.0,
-            0.5,
-            -0.5,
-            1.5,
-            -1.5,
-            2.5,
-            -2.5,
+        let mut vals: Vec<f64> = ROUNDING_CASES.to_vec();
+        vals.extend([
             2147483647.5,
             2147483648.0,
             -2147483648.5,
@@ -1001,16 +1002,7 @@ mod tests {
             9.3e18,
             -9.3e18,
             1.8e19,
-            1e300,
-            -1e300,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-            5e-324,
-            -5e-324,
-            0.7,
-            -0.7,
-        ];
+        ]);
         for _ in 0..3000 {
             seed = seed
                 .wrapping_mul(6364136223846793005)
@@ -1040,20 +1032,13 @@ mod tests {
                             ftz: false,
                             nan: 0,
                         };
-                        for chunk in bits.chunks(32) {
-                            let mut x = [0u64; 32];
-                            x[..chunk.len()].copy_from_slice(chunk);
-                            let mut file = vec![x, [0u64; 32]];
-                            exec(&f, &mut file, 1, &[0; 4], u32::MAX);
-                            for l in 0..chunk.len() {
-                                let v = float::to_int(from, x[l], rnd, to.bits(), signed, 0);
-                                let want = if signed { sx(v, to) as u64 } else { v };
-                                assert_eq!(
-                                    file[1][l], want,
-                                    "{from:?} {rnd:?} {to:?} signed {signed}: {:#x}",
-                                    x[l]
-                                );
-                            }
+                        for (&x, got) in bits.iter().zip(exec_over(&f, &bits)) {
+                            let v = float::to_int(from, x, rnd, to.bits(), signed, 0);
+                            let want = if signed { sx(v, to) as u64 } else { v };
+                            assert_eq!(
+                                got, want,
+                                "{from:?} {rnd:?} {to:?} signed {signed}: {x:#x}"
+                            );
                         }
                     }
                 }

@@ -236,6 +236,23 @@ impl Race {
     }
 }
 
+/// Whether `a` is ordered before an access by a thread of warp `cw` other than `a`'s
+/// own, the warp's clock being `my_clock` and its vector-clock row `vc`
+/// ([`Race::ordered_for_warp`] with those at hand).
+#[inline(always)]
+fn ordered_other(a: Acc, cw: usize, my_clock: u32, vc: &[u32]) -> bool {
+    let t = a.tid();
+    if t == NONE {
+        return true;
+    }
+    let rw = (t / 32) as usize;
+    if rw == cw {
+        a.clock() < my_clock
+    } else {
+        a.clock() <= vc[rw]
+    }
+}
+
 /// The reads of `recs` (whole, unsplit words) by the threads `span.0..=span.1` of warp
 /// `cw`, in order, at the accesses `nows` (the first and last thread's): when no
 /// record names a thread of the span, every thread finds the last write ordered or
@@ -256,20 +273,8 @@ fn read_run(
     vc: &[u32],
 ) -> bool {
     let in_span = |a: Acc| (span.0..=span.1).contains(&a.tid());
-    // Ordered for a thread of the span that is not `a`'s own (the same for all of
-    // them when `a`'s thread is outside the span).
-    let ord = |a: Acc| -> bool {
-        let t = a.tid();
-        if t == NONE {
-            return true;
-        }
-        let rw = (t / 32) as usize;
-        if rw == cw {
-            a.clock() < my_clock
-        } else {
-            a.clock() <= vc[rw]
-        }
-    };
+    // The same for every thread of the span when `a`'s thread is outside it.
+    let ord = |a: Acc| ordered_other(a, cw, my_clock, vc);
     for rec in recs.iter() {
         if rec.epoch == epoch && (in_span(rec.w) || in_span(rec.r1) || !ord(rec.w)) {
             return false;
@@ -308,18 +313,7 @@ fn lean_step(
     write: bool,
 ) -> Result<(), Found> {
     // `Race::ordered` for this thread.
-    let ord = |a: Acc| -> bool {
-        let t = a.tid();
-        if t == tid || t == NONE {
-            return true;
-        }
-        let rw = (t / 32) as usize;
-        if rw == cw {
-            a.clock() < my_clock
-        } else {
-            a.clock() <= vc[rw]
-        }
-    };
+    let ord = |a: Acc| a.tid() == tid || ordered_other(a, cw, my_clock, vc);
     if rec.epoch != epoch {
         *rec = Shadow {
             epoch,
