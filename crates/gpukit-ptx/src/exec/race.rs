@@ -254,13 +254,15 @@ fn ordered_other(a: Acc, cw: usize, my_clock: u32, vc: &[u32]) -> bool {
 }
 
 /// The reads of `recs` (whole, unsplit words) by the threads `span.0..=span.1` of warp
-/// `cw`, in order, at the accesses `nows` (the first and last thread's): when no
-/// record names a thread of the span, every thread finds the last write ordered or
-/// none does, and the first reader ordered for all or for none, so thread-by-thread
-/// reads leave exactly the records set here: the first reader (if ordered) replaced by
-/// the first thread, the second reader by the last. Then `true`; `false` (nothing
-/// changed) when a record names a thread of the span or a thread would race: the
-/// caller reads thread by thread, which finds the race.
+/// `cw`, in order, at the accesses `nows` (the first and last thread's). A record is
+/// ordered for a thread when it is the thread's own or ordered for any other thread
+/// of the warp; so when the last write is ordered for other threads it is for every
+/// thread of the span, and the first reader's outcome is the same for every thread
+/// unless it is a thread of the span and not ordered for the others. Then
+/// thread-by-thread reads leave exactly the records set here (the first reader, if
+/// ordered, replaced by the first thread, the second reader by the last) and the
+/// result is `true`; otherwise `false`, nothing changed: the caller reads thread by
+/// thread, which finds any race.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn read_run(
@@ -273,10 +275,10 @@ fn read_run(
     vc: &[u32],
 ) -> bool {
     let in_span = |a: Acc| (span.0..=span.1).contains(&a.tid());
-    // The same for every thread of the span when `a`'s thread is outside it.
+    // Ordered for the threads of the span other than `a`'s own.
     let ord = |a: Acc| ordered_other(a, cw, my_clock, vc);
     for rec in recs.iter() {
-        if rec.epoch == epoch && (in_span(rec.w) || in_span(rec.r1) || !ord(rec.w)) {
+        if rec.epoch == epoch && (!ord(rec.w) || (in_span(rec.r1) && !ord(rec.r1))) {
             return false;
         }
     }
