@@ -355,6 +355,26 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4], o: &mut Lanes) {
                 map1(o, r(0), |x| canon(bf16_as_f32(x)))
             } else if plain && from == F32 && to == F64 {
                 map1(o, r(0), |x| f64r(f64::from(f32a(x))))
+            } else if plain && rnd == Rnd::Rn && from == F32 && to == float::F16 {
+                // Round to nearest even through gpukit-core's branch-free narrowing
+                // (IEEE: overflow to infinity, gradual underflow), NaN canonical.
+                map1(o, r(0), |x| {
+                    let v = f32a(x);
+                    if v.is_nan() {
+                        float::F16.canonical_nan
+                    } else {
+                        u64::from(halfconv::f32_to_f16(v))
+                    }
+                })
+            } else if plain && rnd == Rnd::Rn && from == F32 && to == float::BF16 {
+                map1(o, r(0), |x| {
+                    let v = f32a(x);
+                    if v.is_nan() {
+                        float::BF16.canonical_nan
+                    } else {
+                        u64::from(halfconv::f32_to_bf16(v))
+                    }
+                })
             } else {
                 map1(o, r(0), move |x| {
                     cvt_f2f(from, to, rnd, ftz, sat, relu, satfinite, x)
@@ -890,6 +910,46 @@ mod tests {
                         assert_eq!(want[4][l], file[0][l]);
                     }
                 }
+            }
+        }
+    }
+
+    /// f32 to f16 and bf16 with round-to-nearest-even through the branch-free narrowing
+    /// gives the soft-float core's bits: every f32 exponent with edge mantissas (ties,
+    /// just above and below), subnormal results, overflow, infinities, NaNs, and
+    /// random bit patterns.
+    #[test]
+    fn f32_narrowing_fast_path_matches_soft_float() {
+        let mut vals: Vec<u64> = Vec::new();
+        for exp in 0..256u64 {
+            for man in [
+                0u64, 1, 0xFFF, 0x1000, 0x1001, 0x2000, 0x7FFF, 0x8000, 0x8001, 0x7F_FFFF,
+            ] {
+                for sign in [0u64, 1 << 31] {
+                    vals.push(sign | (exp << 23) | man);
+                }
+            }
+        }
+        let mut seed = 0x5151_2626_3737_4848u64;
+        for _ in 0..200_000 {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            vals.push(seed >> 32);
+        }
+        for to in [float::F16, float::BF16] {
+            let f = Alu::CvtF2F {
+                from: F32,
+                to,
+                rnd: Rnd::Rn,
+                ftz: false,
+                sat: false,
+                relu: false,
+                satfinite: false,
+            };
+            for (&x, got) in vals.iter().zip(exec_over(&f, &vals)) {
+                let want = cvt_f2f(F32, to, Rnd::Rn, false, false, false, false, x);
+                assert_eq!(got, want, "{to:?} of {x:#x}");
             }
         }
     }
