@@ -355,26 +355,31 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4], o: &mut Lanes) {
                 map1(o, r(0), |x| canon(bf16_as_f32(x)))
             } else if plain && from == F32 && to == F64 {
                 map1(o, r(0), |x| f64r(f64::from(f32a(x))))
-            } else if plain && rnd == Rnd::Rn && from == F32 && to == float::F16 {
+            } else if plain
+                && rnd == Rnd::Rn
+                && from == F32
+                && (to == float::F16 || to == float::BF16)
+            {
                 // Round to nearest even through gpukit-core's branch-free narrowing
-                // (IEEE: overflow to infinity, gradual underflow), NaN canonical.
-                map1(o, r(0), |x| {
-                    let v = f32a(x);
-                    if v.is_nan() {
-                        float::F16.canonical_nan
-                    } else {
-                        u64::from(halfconv::f32_to_f16(v))
-                    }
-                })
-            } else if plain && rnd == Rnd::Rn && from == F32 && to == float::BF16 {
-                map1(o, r(0), |x| {
-                    let v = f32a(x);
-                    if v.is_nan() {
-                        float::BF16.canonical_nan
-                    } else {
-                        u64::from(halfconv::f32_to_bf16(v))
-                    }
-                })
+                // (IEEE: overflow to infinity, gradual underflow), NaN canonical; one
+                // loop per format so each inlines its conversion.
+                macro_rules! narrow_with {
+                    ($f:path) => {
+                        map1(o, r(0), |x| {
+                            let v = f32a(x);
+                            if v.is_nan() {
+                                to.canonical_nan
+                            } else {
+                                u64::from($f(v))
+                            }
+                        })
+                    };
+                }
+                if to == float::F16 {
+                    narrow_with!(halfconv::f32_to_f16)
+                } else {
+                    narrow_with!(halfconv::f32_to_bf16)
+                }
             } else {
                 map1(o, r(0), move |x| {
                     cvt_f2f(from, to, rnd, ftz, sat, relu, satfinite, x)
@@ -813,16 +818,8 @@ mod tests {
     /// The exact widenings' fast path gives the soft-float conversion's bits.
     #[test]
     fn widening_conversions_match_the_soft_float_path() {
-        use crate::float::{BF16, F16, Rnd};
-        let cvt = |from, to| Alu::CvtF2F {
-            from,
-            to,
-            rnd: Rnd::Rn,
-            ftz: false,
-            sat: false,
-            relu: false,
-            satfinite: false,
-        };
+        use crate::float::{BF16, F16};
+        let cvt = plain_cvt;
         let mut seed = 0x1234_5678_9abc_def0u64;
         for round in 0..4096u64 {
             let regs: Vec<Lanes> = vec![std::array::from_fn(|l| {
@@ -938,15 +935,7 @@ mod tests {
             vals.push(seed >> 32);
         }
         for to in [float::F16, float::BF16] {
-            let f = Alu::CvtF2F {
-                from: F32,
-                to,
-                rnd: Rnd::Rn,
-                ftz: false,
-                sat: false,
-                relu: false,
-                satfinite: false,
-            };
+            let f = plain_cvt(F32, to);
             for (&x, got) in vals.iter().zip(exec_over(&f, &vals)) {
                 let want = cvt_f2f(F32, to, Rnd::Rn, false, false, false, false, x);
                 assert_eq!(got, want, "{to:?} of {x:#x}");
@@ -975,6 +964,19 @@ mod tests {
         f64::NEG_INFINITY,
         f64::NAN,
     ];
+
+    /// `cvt.rn` from `from` to `to` without modifiers.
+    fn plain_cvt(from: Fmt, to: Fmt) -> Alu {
+        Alu::CvtF2F {
+            from,
+            to,
+            rnd: Rnd::Rn,
+            ftz: false,
+            sat: false,
+            relu: false,
+            satfinite: false,
+        }
+    }
 
     /// `f` of each value (a unary operation), run 32 lanes at a time through `exec`.
     fn exec_over(f: &Alu, vals: &[u64]) -> Vec<u64> {
