@@ -176,8 +176,9 @@ fn dim_ok(g: (u32, u32, u32), max: (u32, u32, u32)) -> bool {
 thread_local! {
     /// Each host thread's block scratch (warps, registers, shared memory, racecheck
     /// shadows), reused by every block it runs in every launch: a block re-initialises
-    /// what it uses (`exec::sched::init_block`; racecheck records are invalidated by an
-    /// epoch, not cleared), so nothing carries over, and the allocations and their
+    /// everything it can read (`exec::sched::init_block`: register slots written before
+    /// they are read keep old values; racecheck records are invalidated by an epoch,
+    /// not cleared), so nothing observable carries over, and the allocations and their
     /// first-touch page faults are paid once per thread rather than per launch.
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }

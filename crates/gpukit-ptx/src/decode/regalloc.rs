@@ -509,29 +509,22 @@ LOOP:
             .num_threads(1)
             .build()
             .unwrap();
-        pool.install(|| {
+        let run = |kernel: &str, grid: u32, out: u64, mem: &GlobalMemory<'_>| {
             launch(
                 &m,
-                "junk",
-                (4, 1, 1),
-                (32, 1, 1),
-                0,
-                &[ParamValue::ptr(sink_at)],
-                &junk_mem,
-                &EmuOptions::default(),
-            )
-            .unwrap();
-            launch(
-                &m,
-                "k",
-                (1, 1, 1),
+                kernel,
+                (grid, 1, 1),
                 (32, 1, 1),
                 0,
                 &[ParamValue::ptr(out)],
-                &mem,
+                mem,
                 &EmuOptions::default(),
             )
             .unwrap();
+        };
+        pool.install(|| {
+            run("junk", 4, sink_at, &junk_mem);
+            run("k", 1, out, &mem);
         });
         let bytes: Vec<u8> = words
             .iter()

@@ -8,7 +8,7 @@ use crate::memory::GlobalMemory;
 use crate::program::*;
 
 pub(super) const NONE: u32 = u32::MAX;
-pub(super) const FULL: u32 = u32::MAX;
+pub(super) const FULL: u32 = crate::alu::FULL_MASK;
 
 /// Everything a launch shares between its blocks.
 pub(crate) struct LaunchCtx<'a> {

@@ -2,7 +2,7 @@
 //! branch semantics are here; memory, barrier, warp-synchronous and call instructions
 //! go to their family's file.
 
-use crate::alu::{self, Lanes, lane_masks};
+use crate::alu::{self, Lanes, blend_lanes, lane_masks};
 use crate::error::ErrorKind;
 use crate::program::*;
 
@@ -141,12 +141,9 @@ impl Block<'_, '_> {
                         // Both sources read whole (copies: either may be the
                         // destination), then one blend per lane: vector code.
                         let (av, bv) = (regs[*a as usize], regs[*b as usize]);
-                        let dst = &mut regs[*d as usize];
-                        let (pl, el) = (lane_masks(pm), lane_masks(exec));
-                        for l in 0..32 {
-                            let v = (av[l] & pl[l]) | (bv[l] & !pl[l]);
-                            dst[l] = (v & el[l]) | (dst[l] & !el[l]);
-                        }
+                        let pl = lane_masks(pm);
+                        let v: Lanes = std::array::from_fn(|l| (av[l] & pl[l]) | (bv[l] & !pl[l]));
+                        blend_lanes(&mut regs[*d as usize], &v, exec);
                     }
                     w.advance();
                 }
