@@ -24,7 +24,7 @@ use gpukit_core::numeric::{FloatElement, Real};
 
 use super::lanes::{LaneBody, LaneReal, Lanes, max_l};
 use super::micro::{tile, with_nv};
-use super::{BQ, Rows, Scratch, load_row};
+use super::{BQ, Rows, Scratch, load_row, load_transposed};
 use crate::args::RawBuf;
 use crate::vmath::LaneMath;
 
@@ -154,6 +154,33 @@ unsafe fn pv_block<V: Lanes, const NV: usize>(
     }
 }
 
+/// The running row maxima of `NV` vectors of rows over the scores of keys `j < nk`:
+/// `m = max_nan(m, st[j])` per lane (`max_nan` is order-free, so the maxima stay in
+/// registers across the keys).
+///
+/// # Safety
+/// `V`'s instruction set; `st` has `nk` rows of `ld` with `NV·W` readable columns from
+/// `st0`; `NV·W` elements are readable and writable at `m0`.
+#[inline(always)]
+unsafe fn max_block<V: Lanes, const NV: usize>(
+    nk: usize,
+    (st0, ld): (*const V::R, usize),
+    m0: *mut V::R,
+) {
+    // SAFETY: `NV·W` elements at `m0` (caller); the instruction set.
+    let mut m: [V; NV] = std::array::from_fn(|v| unsafe { V::load(m0.add(v * V::W)) });
+    for j in 0..nk {
+        for (v, a) in m.iter_mut().enumerate() {
+            // SAFETY: row `j < nk` of st, columns `v·W..(v+1)·W` (caller).
+            *a = unsafe { a.max_nan(V::load(st0.add(j * ld + v * V::W))) };
+        }
+    }
+    for (v, a) in m.iter().enumerate() {
+        // SAFETY: as the loads above.
+        unsafe { a.store(m0.add(v * V::W)) };
+    }
+}
+
 impl<T: FloatElement> LaneBody<T::Real> for FusedTask<'_, T>
 where
     T::Real: LaneReal,
@@ -189,20 +216,15 @@ where
         w.ensure(BQ, hd.max(vd), vdp);
 
         // Queries, transposed: qt[d][r]; padded rows are zero.
-        let qt = &mut w.qt[..hd * ld];
-        for r in 0..rp {
-            if r < rows {
+        load_transposed(
+            (rp, hd),
+            |r| {
                 let at = qr.base + (i0 + r) * qr.stride;
-                load_row(&q[at..at + hd], &mut w.row[..hd]);
-                for (o, &x) in qt[r..].iter_mut().step_by(ld).zip(&w.row[..hd]) {
-                    *o = x;
-                }
-            } else {
-                for o in qt[r..].iter_mut().step_by(ld) {
-                    *o = zero;
-                }
-            }
-        }
+                (r < rows).then(|| &q[at..at + hd])
+            },
+            &mut w.row,
+            (&mut w.qt[..hd * ld], ld),
+        );
         // K and V as the compute type, when they are (f32, f64) and V's head width
         // needs no padding.
         let direct = (std::any::TypeId::of::<T>() == std::any::TypeId::of::<T::Real>()
@@ -373,9 +395,14 @@ where
                     }
                 }
             } else {
-                for j in 0..nk {
-                    for (a, &s) in mnew.iter_mut().zip(&w.st[j * ld..j * ld + rp]) {
-                        *a = max_l(*a, s);
+                for v0 in (0..nvq).step_by(V::NV) {
+                    let nv = V::NV.min(nvq - v0);
+                    // SAFETY: `V`'s level; st has nk <= 64 rows of ld = rp >= (v0+nv)·W
+                    // columns; mnew has rp elements.
+                    unsafe {
+                        let st0 = (w.st.as_ptr().add(v0 * wv), ld);
+                        let m0 = mnew.as_mut_ptr().add(v0 * wv);
+                        with_nv!(nv, max_block::<V>(nk, st0, m0));
                     }
                 }
                 if nk > 0 {

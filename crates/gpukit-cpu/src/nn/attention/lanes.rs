@@ -33,6 +33,9 @@ pub(crate) trait Lanes: Copy {
     unsafe fn mul(self, b: Self) -> Self;
     /// `self + b` per lane.
     unsafe fn add(self, b: Self) -> Self;
+    /// The contract's `max_nan` per lane (NaN wins, `max(-0, +0) = +0`): the value
+    /// [`max_l`] gives for each lane.
+    unsafe fn max_nan(self, b: Self) -> Self;
 }
 
 /// One value: the scalar path (`W = 1`), any compute type.
@@ -69,6 +72,10 @@ impl<R: LaneReal> Lanes for One<R> {
     unsafe fn add(self, b: Self) -> Self {
         One(self.0 + b.0)
     }
+    #[inline(always)]
+    unsafe fn max_nan(self, b: Self) -> Self {
+        One(max_l(self.0, b.0))
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -77,9 +84,72 @@ mod x86 {
 
     use super::Lanes;
 
+    // The contract's `max_nan` per lane, as `max_l`: where the lanes are both zero or
+    // either is NaN, `a + b` (+0 unless both are -0; NaN with a NaN); elsewhere the
+    // larger (`max(b, a)` returns `b` exactly when `b > a`).
+
+    /// # Safety
+    /// AVX-512F.
+    #[inline(always)]
+    unsafe fn max_f32x16(a: __m512, b: __m512) -> __m512 {
+        // SAFETY: the caller guarantees AVX-512F.
+        unsafe {
+            let z = _mm512_setzero_ps();
+            let special = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, b)
+                | (_mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, z) & _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(b, z));
+            _mm512_mask_add_ps(_mm512_max_ps(b, a), special, a, b)
+        }
+    }
+
+    /// # Safety
+    /// AVX-512F.
+    #[inline(always)]
+    unsafe fn max_f64x8(a: __m512d, b: __m512d) -> __m512d {
+        // SAFETY: the caller guarantees AVX-512F.
+        unsafe {
+            let z = _mm512_setzero_pd();
+            let special = _mm512_cmp_pd_mask::<_CMP_UNORD_Q>(a, b)
+                | (_mm512_cmp_pd_mask::<_CMP_EQ_OQ>(a, z) & _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(b, z));
+            _mm512_mask_add_pd(_mm512_max_pd(b, a), special, a, b)
+        }
+    }
+
+    /// # Safety
+    /// AVX.
+    #[inline(always)]
+    unsafe fn max_f32x8(a: __m256, b: __m256) -> __m256 {
+        // SAFETY: the caller guarantees AVX (part of AVX2).
+        unsafe {
+            let z = _mm256_setzero_ps();
+            let zeros = _mm256_and_ps(
+                _mm256_cmp_ps::<_CMP_EQ_OQ>(a, z),
+                _mm256_cmp_ps::<_CMP_EQ_OQ>(b, z),
+            );
+            let special = _mm256_or_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(a, b), zeros);
+            _mm256_blendv_ps(_mm256_max_ps(b, a), _mm256_add_ps(a, b), special)
+        }
+    }
+
+    /// # Safety
+    /// AVX.
+    #[inline(always)]
+    unsafe fn max_f64x4(a: __m256d, b: __m256d) -> __m256d {
+        // SAFETY: the caller guarantees AVX (part of AVX2).
+        unsafe {
+            let z = _mm256_setzero_pd();
+            let zeros = _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_EQ_OQ>(a, z),
+                _mm256_cmp_pd::<_CMP_EQ_OQ>(b, z),
+            );
+            let special = _mm256_or_pd(_mm256_cmp_pd::<_CMP_UNORD_Q>(a, b), zeros);
+            _mm256_blendv_pd(_mm256_max_pd(b, a), _mm256_add_pd(a, b), special)
+        }
+    }
+
     macro_rules! lanes {
         ($name:ident, $doc:literal, $r:ty, $v:ty, $w:expr, $nv:expr,
-         $splat:ident, $load:ident, $store:ident, $fma:ident, $mul:ident, $add:ident) => {
+         $splat:ident, $load:ident, $store:ident, $fma:ident, $mul:ident, $add:ident,
+         $max:ident) => {
             #[doc = $doc]
             #[derive(Clone, Copy)]
             pub(crate) struct $name($v);
@@ -119,6 +189,11 @@ mod x86 {
                     // SAFETY: as `fma`.
                     $name(unsafe { $add(self.0, b.0) })
                 }
+                #[inline(always)]
+                unsafe fn max_nan(self, b: Self) -> Self {
+                    // SAFETY: as `fma`.
+                    $name(unsafe { $max(self.0, b.0) })
+                }
             }
         };
     }
@@ -135,7 +210,8 @@ mod x86 {
         _mm512_storeu_ps,
         _mm512_fmadd_ps,
         _mm512_mul_ps,
-        _mm512_add_ps
+        _mm512_add_ps,
+        max_f32x16
     );
     lanes!(
         F64x8,
@@ -149,7 +225,8 @@ mod x86 {
         _mm512_storeu_pd,
         _mm512_fmadd_pd,
         _mm512_mul_pd,
-        _mm512_add_pd
+        _mm512_add_pd,
+        max_f64x8
     );
     lanes!(
         F32x8,
@@ -163,7 +240,8 @@ mod x86 {
         _mm256_storeu_ps,
         _mm256_fmadd_ps,
         _mm256_mul_ps,
-        _mm256_add_ps
+        _mm256_add_ps,
+        max_f32x8
     );
     lanes!(
         F64x4,
@@ -177,7 +255,8 @@ mod x86 {
         _mm256_storeu_pd,
         _mm256_fmadd_pd,
         _mm256_mul_pd,
-        _mm256_add_pd
+        _mm256_add_pd,
+        max_f64x4
     );
 }
 
@@ -265,8 +344,74 @@ pub(crate) fn max_l<R: Real>(a: R, b: R) -> R {
 
 #[cfg(test)]
 mod tests {
-    use super::max_l;
+    use super::{LaneBody, LaneReal, Lanes, One, max_l};
+    use crate::kernels::simd::{levels, set_thread_simd_limit};
     use gpukit_core::numeric::max_nan;
+
+    /// Every pair of `xs` through `V::max_nan`, lane by lane, as `(a, b, result)`.
+    struct VecMax<'a, R>(&'a [R]);
+
+    impl<R: LaneReal> LaneBody<R> for VecMax<'_, R> {
+        type Out = Vec<(R, R, R)>;
+        #[inline(always)]
+        fn run<V: Lanes<R = R>>(self) -> Self::Out {
+            let pairs: Vec<(R, R)> = self
+                .0
+                .iter()
+                .flat_map(|&a| self.0.iter().map(move |&b| (a, b)))
+                .collect();
+            let mut out = Vec::new();
+            for chunk in pairs.chunks(V::W) {
+                let mut a: Vec<R> = chunk.iter().map(|p| p.0).collect();
+                let mut b: Vec<R> = chunk.iter().map(|p| p.1).collect();
+                a.resize(V::W, R::ZERO);
+                b.resize(V::W, R::ZERO);
+                let mut r = vec![R::ZERO; V::W];
+                // SAFETY: `run_lanes` picked `V` for the CPU's level; each buffer has `W`
+                // elements.
+                unsafe {
+                    V::load(a.as_ptr())
+                        .max_nan(V::load(b.as_ptr()))
+                        .store(r.as_mut_ptr())
+                };
+                out.extend(chunk.iter().zip(r).map(|(&(a, b), r)| (a, b, r)));
+            }
+            out
+        }
+    }
+
+    #[test]
+    fn vector_max_nan_is_max_nan_at_every_level() {
+        let xs = [
+            0.0f64,
+            -0.0,
+            1.0,
+            -1.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MIN_POSITIVE,
+            f64::from_bits(1),
+            -3.5,
+            2.5,
+        ];
+        let xf: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
+        let same = |x: f64, y: f64| (x.is_nan() && y.is_nan()) || x.to_bits() == y.to_bits();
+        for level in levels() {
+            set_thread_simd_limit(Some(level));
+            for (a, b, r) in super::run_lanes(VecMax(&xs)) {
+                assert!(same(r, max_nan(a, b)), "{level:?} f64 {a} {b}: {r}");
+            }
+            for (a, b, r) in super::run_lanes(VecMax(&xf)) {
+                let want = max_nan(a, b);
+                assert!(same(r as f64, want as f64), "{level:?} f32 {a} {b}: {r}");
+            }
+            let one = VecMax(&xs[..2]).run::<One<f64>>();
+            assert_eq!(one.len(), 4);
+        }
+        set_thread_simd_limit(None);
+    }
 
     #[test]
     fn max_l_is_max_nan() {

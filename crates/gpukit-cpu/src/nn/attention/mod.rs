@@ -77,7 +77,7 @@ struct Scratch<R> {
     l: Vec<R>,
     /// The mask values of the tile's (kept) keys.
     bias: Vec<R>,
-    /// One input row in the compute type, before a transposed store.
+    /// [`TG`] input rows in the compute type, before a transposed store.
     row: Vec<R>,
     /// The general kernel's per-row keep flags of the tile's kept keys `[KEY_TILE][BQ]`.
     keep: Vec<bool>,
@@ -106,7 +106,7 @@ impl<R: Real> Scratch<R> {
             grow(v, bq);
         }
         grow(&mut self.bias, KEY_TILE);
-        grow(&mut self.row, hd);
+        grow(&mut self.row, TG * hd);
         grow(&mut self.bt, KEY_TILE * BQ);
         if self.keep.len() < KEY_TILE * BQ {
             self.keep.resize(KEY_TILE * BQ, false);
@@ -116,6 +116,46 @@ impl<R: Real> Scratch<R> {
         }
         if self.any.len() < bq {
             self.any.resize(bq, false);
+        }
+    }
+}
+
+/// Rows per group of [`load_transposed`].
+const TG: usize = 8;
+
+/// Writes `n` rows of `hd` elements transposed into `dst` (row stride `ld`):
+/// `dst[d·ld + r] = row(r)[d]` as the compute type, where `row(r)` is the source row, or
+/// `None` for a row of zeros. The rows go through `buf` ([`TG`]`·hd` elements) in groups
+/// of [`TG`], so each column of a group is written as one contiguous run rather than
+/// element by element at stride `ld`.
+fn load_transposed<'a, T: FloatElement + 'a>(
+    (n, hd): (usize, usize),
+    row: impl Fn(usize) -> Option<&'a [T]>,
+    buf: &mut [T::Real],
+    (dst, ld): (&mut [T::Real], usize),
+) {
+    let zero = <T::Real as Real>::ZERO;
+    for r0 in (0..n).step_by(TG) {
+        let g = TG.min(n - r0);
+        for i in 0..g {
+            let b = &mut buf[i * hd..(i + 1) * hd];
+            match row(r0 + i) {
+                Some(src) => load_row(&src[..hd], b),
+                None => b.fill(zero),
+            }
+        }
+        let rows = &buf[..TG * hd];
+        for d in 0..hd {
+            let o = &mut dst[d * ld + r0..d * ld + r0 + g];
+            if let Ok(o) = <&mut [T::Real; TG]>::try_from(&mut *o) {
+                for (i, x) in o.iter_mut().enumerate() {
+                    *x = rows[i * hd + d];
+                }
+            } else {
+                for (i, x) in o.iter_mut().enumerate() {
+                    *x = rows[i * hd + d];
+                }
+            }
         }
     }
 }

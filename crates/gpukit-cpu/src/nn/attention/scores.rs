@@ -10,7 +10,7 @@ use gpukit_core::numeric::{FloatElement, Real};
 use super::fused::round_up;
 use super::lanes::{LaneBody, LaneReal, Lanes};
 use super::micro::{tile, with_nv};
-use super::{BQS, Scratch, load_row};
+use super::{BQS, Scratch, load_transposed};
 use crate::args::RawBuf;
 
 /// One scores task (see the module docs).
@@ -98,20 +98,15 @@ where
         w.ensure(BQS, hd, round_up(hd, wv));
 
         // Queries, transposed: qt[d][r]; padded rows are zero.
-        let qt = &mut w.qt[..hd * ld];
-        for r in (0..rp).filter(|_| hd > 0) {
-            if r < rows {
+        load_transposed(
+            (rp, hd),
+            |r| {
                 let at = (h * n + i0 + r) * hd;
-                load_row(&q[at..at + hd], &mut w.row[..hd]);
-                for (o, &x) in qt[r..].iter_mut().step_by(ld).zip(&w.row[..hd]) {
-                    *o = x;
-                }
-            } else {
-                for o in qt[r..].iter_mut().step_by(ld) {
-                    *o = zero;
-                }
-            }
-        }
+                (r < rows).then(|| &q[at..at + hd])
+            },
+            &mut w.row,
+            (&mut w.qt[..hd * ld], ld),
+        );
 
         let mut start = 0;
         while start < nkv {
@@ -119,20 +114,15 @@ where
             let nk = end - start;
             let nkp = round_up(nk, wv);
             // Keys, transposed: kt[d][j] (row stride KEY_TILE); padded keys are zero.
-            let kt = &mut w.kp[..hd * KEY_TILE];
-            for jj in (0..nkp).filter(|_| hd > 0) {
-                if jj < nk {
+            load_transposed(
+                (nkp, hd),
+                |jj| {
                     let at = (h * nkv + start + jj) * hd;
-                    load_row(&k[at..at + hd], &mut w.row[..hd]);
-                    for (o, &x) in kt[jj..].iter_mut().step_by(KEY_TILE).zip(&w.row[..hd]) {
-                        *o = x;
-                    }
-                } else {
-                    for o in kt[jj..].iter_mut().step_by(KEY_TILE) {
-                        *o = zero;
-                    }
-                }
-            }
+                    (jj < nk).then(|| &k[at..at + hd])
+                },
+                &mut w.row,
+                (&mut w.kp[..hd * KEY_TILE], KEY_TILE),
+            );
             if let Some(mk) = mask {
                 for (o, x) in w.bias[..nk].iter_mut().zip(&mk[start..end]) {
                     *o = x.load();
