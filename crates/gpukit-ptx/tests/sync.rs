@@ -163,3 +163,23 @@ fn indexed_branches_and_barrier_reductions() {
         assert_eq!(*v, 10 + (t as u32 & 3) + 32 * 100 + 10000, "thread {t}");
     }
 }
+
+#[test]
+fn shared_broadcast_loads_sign_extend_and_split_vectors() {
+    // Every lane reads the same shared bytes (the warp-wide broadcast path): a signed
+    // byte, then a two-word vector; the stores before the barrier are lane by lane.
+    let m = Module::parse(
+        ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 k_p0)\n{\n\t.reg .b32 %r<10>;\n\t.reg .b64 %rd<4>;\n\t.shared .align 8 .b8 sm[64];\n\tld.param.u64 %rd1, [k_p0];\n\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, sm;\n\tadd.s32 %r3, %r2, %r1;\n\tadd.s32 %r4, %r1, -16;\n\tst.shared.u8 [%r3], %r4;\n\tbar.sync 0;\n\tld.shared.s8 %r6, [%r2+3];\n\tld.shared.v2.u32 {%r7, %r8}, [%r2+8];\n\tmul.wide.u32 %rd2, %r1, 12;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], %r6;\n\tst.global.u32 [%rd3+4], %r7;\n\tst.global.u32 [%rd3+8], %r8;\n\tret;\n}\n",
+    )
+    .unwrap();
+    let out = Buf::zeroed(32 * 12);
+    launch1(&m, 32, &out, &EmuOptions::default()).unwrap();
+    let got: Vec<u32> = read(&out);
+    for t in 0..32 {
+        assert_eq!(
+            &got[3 * t..3 * t + 3],
+            &[0xFFFF_FFF3, 0xFBFA_F9F8, 0xFFFE_FDFC],
+            "thread {t}"
+        );
+    }
+}

@@ -107,6 +107,17 @@ impl Block<'_, '_> {
                 continue;
             }
             let dst = &mut regs[d as usize];
+            if exec == FULL && offs.iter().all(|&o| o == offs[0]) {
+                // A broadcast (every lane the same address): one read.
+                let v = read_le(sh, offs[0] as usize + k * size as usize, size as usize);
+                let v = if sext {
+                    (((v << bits) as i64) >> bits) as u64
+                } else {
+                    v
+                };
+                *dst = [v; 32];
+                continue;
+            }
             let mut m = exec;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
