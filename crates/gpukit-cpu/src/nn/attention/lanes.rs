@@ -88,63 +88,81 @@ mod x86 {
     // either is NaN, `a + b` (+0 unless both are -0; NaN with a NaN); elsewhere the
     // larger (`max(b, a)` returns `b` exactly when `b > a`).
 
-    /// # Safety
-    /// AVX-512F.
-    #[inline(always)]
-    unsafe fn max_f32x16(a: __m512, b: __m512) -> __m512 {
-        // SAFETY: the caller guarantees AVX-512F.
-        unsafe {
-            let z = _mm512_setzero_ps();
-            let special = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, b)
-                | (_mm512_cmp_ps_mask::<_CMP_EQ_OQ>(a, z) & _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(b, z));
-            _mm512_mask_add_ps(_mm512_max_ps(b, a), special, a, b)
-        }
+    /// An AVX-512 `max_nan`: the special lanes as a mask, then a masked addition.
+    macro_rules! max512 {
+        ($name:ident, $v:ty, $zero:ident, $cmp:ident, $max:ident, $madd:ident) => {
+            /// # Safety
+            /// AVX-512F.
+            #[inline(always)]
+            unsafe fn $name(a: $v, b: $v) -> $v {
+                // SAFETY: the caller guarantees AVX-512F.
+                unsafe {
+                    let z = $zero();
+                    let special = $cmp::<_CMP_UNORD_Q>(a, b)
+                        | ($cmp::<_CMP_EQ_OQ>(a, z) & $cmp::<_CMP_EQ_OQ>(b, z));
+                    $madd($max(b, a), special, a, b)
+                }
+            }
+        };
     }
 
-    /// # Safety
-    /// AVX-512F.
-    #[inline(always)]
-    unsafe fn max_f64x8(a: __m512d, b: __m512d) -> __m512d {
-        // SAFETY: the caller guarantees AVX-512F.
-        unsafe {
-            let z = _mm512_setzero_pd();
-            let special = _mm512_cmp_pd_mask::<_CMP_UNORD_Q>(a, b)
-                | (_mm512_cmp_pd_mask::<_CMP_EQ_OQ>(a, z) & _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(b, z));
-            _mm512_mask_add_pd(_mm512_max_pd(b, a), special, a, b)
-        }
+    /// An AVX `max_nan`: the special lanes as an all-ones mask, then a blend.
+    macro_rules! max256 {
+        ($name:ident, $v:ty, $zero:ident, $cmp:ident, $and:ident, $or:ident, $max:ident,
+         $add:ident, $blend:ident) => {
+            /// # Safety
+            /// AVX (part of AVX2).
+            #[inline(always)]
+            unsafe fn $name(a: $v, b: $v) -> $v {
+                // SAFETY: the caller guarantees AVX.
+                unsafe {
+                    let z = $zero();
+                    let zeros = $and($cmp::<_CMP_EQ_OQ>(a, z), $cmp::<_CMP_EQ_OQ>(b, z));
+                    let special = $or($cmp::<_CMP_UNORD_Q>(a, b), zeros);
+                    $blend($max(b, a), $add(a, b), special)
+                }
+            }
+        };
     }
 
-    /// # Safety
-    /// AVX.
-    #[inline(always)]
-    unsafe fn max_f32x8(a: __m256, b: __m256) -> __m256 {
-        // SAFETY: the caller guarantees AVX (part of AVX2).
-        unsafe {
-            let z = _mm256_setzero_ps();
-            let zeros = _mm256_and_ps(
-                _mm256_cmp_ps::<_CMP_EQ_OQ>(a, z),
-                _mm256_cmp_ps::<_CMP_EQ_OQ>(b, z),
-            );
-            let special = _mm256_or_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(a, b), zeros);
-            _mm256_blendv_ps(_mm256_max_ps(b, a), _mm256_add_ps(a, b), special)
-        }
-    }
-
-    /// # Safety
-    /// AVX.
-    #[inline(always)]
-    unsafe fn max_f64x4(a: __m256d, b: __m256d) -> __m256d {
-        // SAFETY: the caller guarantees AVX (part of AVX2).
-        unsafe {
-            let z = _mm256_setzero_pd();
-            let zeros = _mm256_and_pd(
-                _mm256_cmp_pd::<_CMP_EQ_OQ>(a, z),
-                _mm256_cmp_pd::<_CMP_EQ_OQ>(b, z),
-            );
-            let special = _mm256_or_pd(_mm256_cmp_pd::<_CMP_UNORD_Q>(a, b), zeros);
-            _mm256_blendv_pd(_mm256_max_pd(b, a), _mm256_add_pd(a, b), special)
-        }
-    }
+    max512!(
+        max_f32x16,
+        __m512,
+        _mm512_setzero_ps,
+        _mm512_cmp_ps_mask,
+        _mm512_max_ps,
+        _mm512_mask_add_ps
+    );
+    max512!(
+        max_f64x8,
+        __m512d,
+        _mm512_setzero_pd,
+        _mm512_cmp_pd_mask,
+        _mm512_max_pd,
+        _mm512_mask_add_pd
+    );
+    max256!(
+        max_f32x8,
+        __m256,
+        _mm256_setzero_ps,
+        _mm256_cmp_ps,
+        _mm256_and_ps,
+        _mm256_or_ps,
+        _mm256_max_ps,
+        _mm256_add_ps,
+        _mm256_blendv_ps
+    );
+    max256!(
+        max_f64x4,
+        __m256d,
+        _mm256_setzero_pd,
+        _mm256_cmp_pd,
+        _mm256_and_pd,
+        _mm256_or_pd,
+        _mm256_max_pd,
+        _mm256_add_pd,
+        _mm256_blendv_pd
+    );
 
     macro_rules! lanes {
         ($name:ident, $doc:literal, $r:ty, $v:ty, $w:expr, $nv:expr,
