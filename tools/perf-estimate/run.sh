@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The per-kernel GPU estimate of docs/perf.md ("GPU kernels at realistic sizes"): every
+# The per-kernel GPU estimate of docs/perf-gpu-estimates.md: every
 # op family at realistic sizes on the PTX emulator with its counters (a sample of each
 # launch's blocks), estimated on A100, H100 and H200, as markdown. About 7 minutes on 2
 # cores. Estimated, not measured.
