@@ -102,32 +102,30 @@ impl Block<'_, '_> {
         let sh = &self.shared[..];
         let regs = &mut self.warps[wi].regs;
         let bits = 64 - 8 * size;
+        let ext = |v: u64| {
+            if sext {
+                (((v << bits) as i64) >> bits) as u64
+            } else {
+                v
+            }
+        };
+        // A broadcast (every lane the same address) reads each value once.
+        let broadcast = exec == FULL && offs.iter().all(|&o| o == offs[0]);
         for (k, &d) in dsts.iter().enumerate().take(usize::from(n)) {
             if d == SINK {
                 continue;
             }
             let dst = &mut regs[d as usize];
-            if exec == FULL && offs.iter().all(|&o| o == offs[0]) {
-                // A broadcast (every lane the same address): one read.
-                let v = read_le(sh, offs[0] as usize + k * size as usize, size as usize);
-                let v = if sext {
-                    (((v << bits) as i64) >> bits) as u64
-                } else {
-                    v
-                };
-                *dst = [v; 32];
+            let at = |l: usize| offs[l] as usize + k * size as usize;
+            if broadcast {
+                *dst = [ext(read_le(sh, at(0), size as usize)); 32];
                 continue;
             }
             let mut m = exec;
             while m != 0 {
                 let l = m.trailing_zeros() as usize;
                 m &= m - 1;
-                let v = read_le(sh, offs[l] as usize + k * size as usize, size as usize);
-                dst[l] = if sext {
-                    (((v << bits) as i64) >> bits) as u64
-                } else {
-                    v
-                };
+                dst[l] = ext(read_le(sh, at(l), size as usize));
             }
         }
         Ok(())

@@ -147,6 +147,8 @@ fn load_transposed<'a, T: FloatElement + 'a>(
         let rows = &buf[..TG * hd];
         for d in 0..hd {
             let o = &mut dst[d * ld + r0..d * ld + r0 + g];
+            // A full group as a fixed-size array (unrolled, one contiguous store), the
+            // last partial group as a slice: the same assignments.
             if let Ok(o) = <&mut [T::Real; TG]>::try_from(&mut *o) {
                 for (i, x) in o.iter_mut().enumerate() {
                     *x = rows[i * hd + d];
