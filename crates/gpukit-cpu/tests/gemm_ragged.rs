@@ -406,6 +406,10 @@ const GEOS: &[Geo] = &[
     [1, 40, 12, 12, 17, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1],
     [1, 16, 23, 29, 33, 5, 5, 2, 2, 2, 2, 2, 3, 1, 1, 1],
     [1, 2, 3, 3, 9, 5, 5, 2, 2, 2, 2, 1, 1, 1, 1, 1],
+    // Stride 1 with two images and two groups (four products), a dilated kernel
+    // column, uneven padding and chains over several k-blocks: the taps read in place
+    // on the padded copy, at each product's own offset.
+    [2, 48, 9, 30, 10, 3, 2, 1, 0, 2, 1, 1, 1, 1, 2, 2],
 ];
 
 fn check_conv<T: F>(special: u64) {

@@ -2,7 +2,9 @@
 //!
 //! A micro-kernel computes an `MR × NR` tile of partial sums from a packed A panel
 //! (`[MR][kc]`, row-major: packing A is a plain copy) and a packed B panel
-//! (`[kc][NR]`, or NR-wide runs of B's own rows at a stride `ldb`): for every `r < MR`, `j < NR`, `acc = fma(a[r][t], b[t][j], acc)` for `t = 0..kc` ascending, where `acc` starts as
+//! (`[kc][NR]`, or NR-wide runs of B's own rows, at a stride `ldb` or at per-row
+//! offsets): for every `r < MR`, `j < NR`, `acc = fma(a[r][t], b[t][j], acc)` for
+//! `t = 0..kc` ascending, where `acc` starts as
 //! `+0.0` (the first k-block) or as the stored partial `c[r*ldc + j]` (later k-blocks).
 //! Each output lives in one vector lane of one accumulator, so the chain is exactly the
 //! contract's scalar chain, whatever the vector width.
@@ -11,8 +13,11 @@ use gpukit_core::numeric::Real;
 
 use crate::kernels::simd::SimdLevel;
 
-/// The micro-kernel signature: `(kc, a, b, ldb, c, ldc, load)`; see [`Kernel`].
-pub(crate) type MicroFn<R> = unsafe fn(usize, *const R, *const R, usize, *mut R, usize, bool);
+/// The micro-kernel signature: `(kc, a, b, ldb, boffs, c, ldc, load)`; see
+/// [`Kernel::run`] and [`Kernel::run_rows`]. Each kernel is built twice: B's rows at the
+/// stride `ldb` (`boffs` unused) and at the offsets `boffs` (`ldb` unused).
+pub(crate) type MicroFn<R> =
+    unsafe fn(usize, *const R, *const R, usize, *const usize, *mut R, usize, bool);
 
 /// A micro-kernel and its tile.
 #[derive(Clone, Copy)]
@@ -21,7 +26,10 @@ pub(crate) struct Kernel<R> {
     pub(crate) mr: usize,
     /// Columns of the tile (the vector operand B).
     pub(crate) nr: usize,
+    /// B's rows at a stride.
     f: MicroFn<R>,
+    /// The same tile and chains with B's rows at per-row offsets.
+    g: MicroFn<R>,
 }
 
 impl<R> Kernel<R> {
@@ -47,19 +55,47 @@ impl<R> Kernel<R> {
     ) {
         // SAFETY: the caller's contract is the kernel's; the kernel was picked for a
         // level the CPU supports (see `GemmReal::kernel`).
-        unsafe { (self.f)(kc, a, b, ldb, c, ldc, load) }
+        unsafe { (self.f)(kc, a, b, ldb, std::ptr::null(), c, ldc, load) }
+    }
+
+    /// [`Kernel::run`] with row `t` of B at `b + boffs[t]`: an implicit GEMM reading
+    /// its operand in place, rows at uneven distances (a convolution's taps). The same
+    /// operations in the same order, so the same bits as on a packed panel of the same
+    /// values.
+    ///
+    /// # Safety
+    /// As [`Kernel::run`], except that `boffs` holds `kc` offsets and, for each `t`,
+    /// `b + boffs[t]` holds `nr` readable values.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) unsafe fn run_rows(
+        &self,
+        kc: usize,
+        a: *const R,
+        b: *const R,
+        boffs: *const usize,
+        c: *mut R,
+        ldc: usize,
+        load: bool,
+    ) {
+        // SAFETY: the caller's contract is the kernel's; the kernel was picked for a
+        // level the CPU supports (see `GemmReal::kernel`).
+        unsafe { (self.g)(kc, a, b, 0, boffs, c, ldc, load) }
     }
 }
 
-/// The portable micro-kernel.
+/// The portable micro-kernel: B's rows at `b + boffs[t]` when `ROWS`, else at
+/// `b + t*ldb`.
 ///
 /// # Safety
-/// As [`Kernel::run`] with `mr = MR`, `nr = NR`.
-unsafe fn micro_scalar<R: Real, const MR: usize, const NR: usize>(
+/// As [`Kernel::run`] (or, with `ROWS`, [`Kernel::run_rows`]) with `mr = MR`, `nr = NR`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn micro_scalar<R: Real, const MR: usize, const NR: usize, const ROWS: bool>(
     kc: usize,
     a: *const R,
     b: *const R,
     ldb: usize,
+    boffs: *const usize,
     c: *mut R,
     ldc: usize,
     load: bool,
@@ -75,7 +111,11 @@ unsafe fn micro_scalar<R: Real, const MR: usize, const NR: usize>(
             }
         }
         for t in 0..kc {
-            let bp = b.add(t * ldb);
+            let bp = if ROWS {
+                b.add(*boffs.add(t))
+            } else {
+                b.add(t * ldb)
+            };
             for (r, row) in acc.iter_mut().enumerate() {
                 let x = *a.add(r * kc + t);
                 for (j, v) in row.iter_mut().enumerate() {
@@ -98,16 +138,20 @@ mod x86 {
     macro_rules! micro {
         ($name:ident, $feat:literal, $t:ty, $v:ty, $w:literal, $mr:literal, $nv:literal,
          $load:ident, $store:ident, $set1:ident, $zero:ident, $fmadd:ident) => {
-            /// A `$mr` x `$nv * $w` micro-kernel (see `Kernel::run`).
+            /// A `$mr` x `$nv * $w` micro-kernel (see `Kernel::run`; with `ROWS`, B's
+            /// rows at `b + boffs[t]` as in `Kernel::run_rows`).
             ///
             /// # Safety
-            /// As `Kernel::run`, and the CPU supports the target features.
+            /// As `Kernel::run` (`Kernel::run_rows` with `ROWS`), and the CPU supports
+            /// the target features.
             #[target_feature(enable = $feat)]
-            pub(super) unsafe fn $name(
+            #[allow(clippy::too_many_arguments)]
+            pub(super) unsafe fn $name<const ROWS: bool>(
                 kc: usize,
                 a: *const $t,
                 b: *const $t,
                 ldb: usize,
+                boffs: *const usize,
                 c: *mut $t,
                 ldc: usize,
                 load: bool,
@@ -115,7 +159,7 @@ mod x86 {
                 const MR: usize = $mr;
                 const NV: usize = $nv;
                 // SAFETY: `a` holds MR*kc ([MR][kc]), `b` kc rows of NR values at stride
-                // ldb; `c` holds MR rows of NR
+                // ldb (with ROWS: at the offsets boffs[t]); `c` holds MR rows of NR
                 // values at stride ldc (the contract); unaligned loads and stores.
                 unsafe {
                     let mut acc: [[$v; NV]; MR] = [[$zero(); NV]; MR];
@@ -128,7 +172,10 @@ mod x86 {
                     }
                     let mut ap = a;
                     let mut bp = b;
-                    for _ in 0..kc {
+                    for t in 0..kc {
+                        if ROWS {
+                            bp = b.add(*boffs.add(t));
+                        }
                         let mut bv: [$v; NV] = [$zero(); NV];
                         for v in 0..NV {
                             bv[v] = $load(bp.add(v * $w));
@@ -140,7 +187,9 @@ mod x86 {
                             }
                         }
                         ap = ap.add(1);
-                        bp = bp.add(ldb);
+                        if !ROWS {
+                            bp = bp.add(ldb);
+                        }
                     }
                     for r in 0..MR {
                         for v in 0..NV {
@@ -245,8 +294,8 @@ pub(crate) trait GemmReal: Real + super::ScratchReal {
     fn kernel(level: SimdLevel, m: usize) -> Kernel<Self>;
 }
 
-const fn k<R>(mr: usize, nr: usize, f: MicroFn<R>) -> Kernel<R> {
-    Kernel { mr, nr, f }
+const fn k<R>(mr: usize, nr: usize, f: MicroFn<R>, g: MicroFn<R>) -> Kernel<R> {
+    Kernel { mr, nr, f, g }
 }
 
 /// Whether `m` rows waste less padding in tiles of `narrow` rows than of `wide`
@@ -263,12 +312,32 @@ impl GemmReal for f32 {
     fn kernel(level: SimdLevel, m: usize) -> Kernel<f32> {
         match level {
             #[cfg(target_arch = "x86_64")]
-            SimdLevel::Avx512 if prefer_narrow(m, 8, 14) => k(8, 48, x86::f32_avx512_8x48),
+            SimdLevel::Avx512 if prefer_narrow(m, 8, 14) => k(
+                8,
+                48,
+                x86::f32_avx512_8x48::<false>,
+                x86::f32_avx512_8x48::<true>,
+            ),
             #[cfg(target_arch = "x86_64")]
-            SimdLevel::Avx512 => k(14, 32, x86::f32_avx512_14x32),
+            SimdLevel::Avx512 => k(
+                14,
+                32,
+                x86::f32_avx512_14x32::<false>,
+                x86::f32_avx512_14x32::<true>,
+            ),
             #[cfg(target_arch = "x86_64")]
-            SimdLevel::Avx2 => k(6, 16, x86::f32_avx2_6x16),
-            _ => k(4, 8, micro_scalar::<f32, 4, 8>),
+            SimdLevel::Avx2 => k(
+                6,
+                16,
+                x86::f32_avx2_6x16::<false>,
+                x86::f32_avx2_6x16::<true>,
+            ),
+            _ => k(
+                4,
+                8,
+                micro_scalar::<f32, 4, 8, false>,
+                micro_scalar::<f32, 4, 8, true>,
+            ),
         }
     }
 }
@@ -277,12 +346,27 @@ impl GemmReal for f64 {
     fn kernel(level: SimdLevel, m: usize) -> Kernel<f64> {
         match level {
             #[cfg(target_arch = "x86_64")]
-            SimdLevel::Avx512 if prefer_narrow(m, 8, 14) => k(8, 24, x86::f64_avx512_8x24),
+            SimdLevel::Avx512 if prefer_narrow(m, 8, 14) => k(
+                8,
+                24,
+                x86::f64_avx512_8x24::<false>,
+                x86::f64_avx512_8x24::<true>,
+            ),
             #[cfg(target_arch = "x86_64")]
-            SimdLevel::Avx512 => k(14, 16, x86::f64_avx512_14x16),
+            SimdLevel::Avx512 => k(
+                14,
+                16,
+                x86::f64_avx512_14x16::<false>,
+                x86::f64_avx512_14x16::<true>,
+            ),
             #[cfg(target_arch = "x86_64")]
-            SimdLevel::Avx2 => k(6, 8, x86::f64_avx2_6x8),
-            _ => k(4, 4, micro_scalar::<f64, 4, 4>),
+            SimdLevel::Avx2 => k(6, 8, x86::f64_avx2_6x8::<false>, x86::f64_avx2_6x8::<true>),
+            _ => k(
+                4,
+                4,
+                micro_scalar::<f64, 4, 4, false>,
+                micro_scalar::<f64, 4, 4, true>,
+            ),
         }
     }
 }

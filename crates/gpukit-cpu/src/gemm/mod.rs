@@ -81,6 +81,35 @@ pub(crate) trait PackB<R>: Sync {
     fn direct(&self, _bi: usize, _t0: usize, _c0: usize) -> Option<(*const R, usize)> {
         None
     }
+
+    /// B in place with its rows at uneven distances (an implicit GEMM's operand, such
+    /// as a stride-1 convolution's taps on a padded copy of its input): an address
+    /// `base`, with `offs[t]` set to the offset of `b(t0 + t, c0)` of item `bi` from
+    /// it for every `t < offs.len()` (the rows `t0..t0 + offs.len() <= k`); from each,
+    /// the row's columns `c0..n` are readable (`b(t, c)` at `base + offs[t - t0] + c -
+    /// c0`). Used as [`PackB::direct`] is, when that gives `None`. `None` (the
+    /// default): packed.
+    fn direct_rows(
+        &self,
+        _bi: usize,
+        _t0: usize,
+        _c0: usize,
+        _offs: &mut [usize],
+    ) -> Option<*const R> {
+        None
+    }
+}
+
+/// How a k-block's full B panels are read (see [`PackB::direct`] and
+/// [`PackB::direct_rows`]).
+#[derive(Clone, Copy)]
+enum InPlace<R> {
+    /// Packed.
+    No,
+    /// `b(t0 + t, c0 + j)` at `base + t*ld + j`.
+    Strided(*const R, usize),
+    /// `b(t0 + t, c0 + j)` at `base + offs[t] + j` (the row-block's offset buffer).
+    Rows(*const R),
 }
 
 /// Receives finished chains: `acc[r*ld + j]` is the complete sum of output
@@ -361,6 +390,8 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
                 None => return,
             }
         }
+        // Row offsets of B in place (`InPlace::Rows`), one k-block's worth.
+        let mut offs: Vec<usize> = Vec::new();
         let mut ic = r0;
         while ic < r1 {
             let mcb = mc.min(r1 - ic);
@@ -375,12 +406,21 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
                     .pack_a(bi, ic, mcb, t0, kcb, mr, &mut ap[..mp * mr * kcb]);
                 // Few row tiles and B in place: full panels are read where they are,
                 // only a partial last panel is packed.
-                let direct = if bp.is_none() && mp <= DIRECT_B_MAX_TILES {
-                    self.b.direct(bi, t0, c0)
-                } else {
-                    None
+                let mut direct = InPlace::No;
+                if bp.is_none() && mp <= DIRECT_B_MAX_TILES {
+                    if let Some((p, ld)) = self.b.direct(bi, t0, c0) {
+                        direct = InPlace::Strided(p, ld);
+                    } else {
+                        offs.resize(kcb, 0);
+                        if let Some(p) = self.b.direct_rows(bi, t0, c0, &mut offs[..kcb]) {
+                            direct = InPlace::Rows(p);
+                        }
+                    }
+                }
+                let full = match direct {
+                    InPlace::No => 0,
+                    _ => cols / nr,
                 };
-                let full = if direct.is_some() { cols / nr } else { 0 };
                 let bblock: &[R] = if let Some(bp) = bp {
                     &bp[t0 * ldc..(t0 + kcb) * ldc]
                 } else if let Some(bk) = bk.as_mut() {
@@ -402,12 +442,23 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
                     return;
                 };
                 for jr in 0..np {
-                    let (bptr, ldb) = match direct {
-                        // SAFETY: `direct` is valid for b(t, c), t0 <= t < k,
-                        // c0 <= c < n; panel jr < full covers columns
-                        // c0 + jr*nr .. c0 + (jr+1)*nr <= c0 + cols <= n.
-                        Some((p, ld)) if jr < full => (unsafe { p.add(jr * nr) }, ld),
-                        _ => (bblock[jr * kcb * nr..(jr + 1) * kcb * nr].as_ptr(), nr),
+                    let (bptr, ldb, rows) = match direct {
+                        InPlace::Strided(p, ld) if jr < full => {
+                            // SAFETY: `direct` is valid for b(t, c), t0 <= t < k,
+                            // c0 <= c < n; panel jr < full covers columns
+                            // c0 + jr*nr .. c0 + (jr+1)*nr <= c0 + cols <= n.
+                            (unsafe { p.add(jr * nr) }, ld, false)
+                        }
+                        InPlace::Rows(p) if jr < full => {
+                            // SAFETY: as above, each row at its offset from `p`
+                            // (`direct_rows`' contract).
+                            (unsafe { p.add(jr * nr) }, 0, true)
+                        }
+                        _ => (
+                            bblock[jr * kcb * nr..(jr + 1) * kcb * nr].as_ptr(),
+                            nr,
+                            false,
+                        ),
                     };
                     for ir in 0..mp {
                         let apanel = &ap[ir * mr * kcb..(ir + 1) * mr * kcb];
@@ -415,17 +466,30 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
                         // SAFETY: the A panel holds kcb*mr values and the tile mr*nr (both
                         // sliced just above, so in bounds); B holds kcb rows of nr values
                         // at stride ldb (a packed panel sliced above, or B in place: rows
-                        // t0..t0+kcb <= k); the tile is borrowed exclusively for the call.
+                        // t0..t0+kcb <= k) or, with `rows`, at the kcb offsets just
+                        // filled in `offs`; the tile is borrowed exclusively for the call.
                         unsafe {
-                            self.kern.run(
-                                kcb,
-                                apanel.as_ptr(),
-                                bptr,
-                                ldb,
-                                tile.as_mut_ptr(),
-                                nr,
-                                t0 > 0,
-                            )
+                            if rows {
+                                self.kern.run_rows(
+                                    kcb,
+                                    apanel.as_ptr(),
+                                    bptr,
+                                    offs.as_ptr(),
+                                    tile.as_mut_ptr(),
+                                    nr,
+                                    t0 > 0,
+                                )
+                            } else {
+                                self.kern.run(
+                                    kcb,
+                                    apanel.as_ptr(),
+                                    bptr,
+                                    ldb,
+                                    tile.as_mut_ptr(),
+                                    nr,
+                                    t0 > 0,
+                                )
+                            }
                         };
                     }
                 }

@@ -3,7 +3,8 @@
 //! `t = (icl*kh + i)*kw + j` (the contract's tap order) and `p = oy*ow + ox`, padded
 //! taps as `+0.0`. With stride 1, B is packed from a zero-padded copy of the input on a
 //! grid `wp` columns wide, where every tap's row of B is one contiguous run
-//! ([`PaddedCols`]; the grid's extra columns are computed and dropped); otherwise it is
+//! ([`PaddedCols`]; the grid's extra columns are computed and dropped), and the
+//! micro-kernel reads full panels there in place (no packing); otherwise it is
 //! gathered k-block by k-block straight from the input ([`Im2col`]). Groups with very
 //! few output channels (depthwise) take a direct path that runs the same chains.
 
@@ -226,6 +227,34 @@ impl<R: Real> PackB<R> for PaddedCols<'_, R> {
                 d[cn..].fill(R::ZERO);
             }
         }
+    }
+
+    /// The taps read in place: row `t` of B (tap `(icl, ki, kj)`) is the run of the
+    /// padded copy that `pack_b` would copy, so the micro-kernel reads it there.
+    #[inline(always)]
+    fn direct_rows(&self, bi: usize, t0: usize, c0: usize, offs: &mut [usize]) -> Option<*const R> {
+        let p = &self.p;
+        let (hw, khw) = (self.hp * self.wp, p.kh * p.kw);
+        let x = &self.xp[bi * self.cg * hw..][..self.cg * hw];
+        // Tap t0's indices, then stepped through the taps in order (kj fastest).
+        let (icl, r) = (t0 / khw, t0 % khw);
+        let (mut ki, mut kj) = (r / p.kw, r % p.kw);
+        let mut plane = icl * hw;
+        for o in offs.iter_mut() {
+            // Grid column c of this tap is x[o + c - c0]; the last grid column of the
+            // last tap is the plane's last value, so every run lies inside `x`.
+            *o = plane + ki * p.dh * self.wp + kj * p.dw + c0;
+            kj += 1;
+            if kj == p.kw {
+                kj = 0;
+                ki += 1;
+                if ki == p.kh {
+                    ki = 0;
+                    plane += hw;
+                }
+            }
+        }
+        Some(x.as_ptr())
     }
 }
 
