@@ -188,13 +188,18 @@ fn blocking(mr: usize, nr: usize, size: usize, m: usize, k: usize, n: usize) -> 
     let kc = ((l1 * 2 / 3) / (nr * size) / 16 * 16).clamp(64, 1024);
     // A's row block (mc × kc) takes about half of L2.
     let mc = ((l2 / 2) / (kc * size) / mr * mr).clamp(mr, 24 * mr);
-    // B's column block is packed for all of k. With several row blocks it is read once
-    // per row block: about 8 MiB (it streams from L3). With one row block (few rows, as
-    // in a conv2d with 64 output channels) it is read once, right after it is packed:
-    // about half of L2, so that the packing's stores and the kernel's loads stay there
-    // (a 7 MiB im2col block written out to L3 cost a third of conv2d's time).
-    let budget = if m <= mc { l2 / 2 } else { 8 << 20 };
-    let nc_max = (budget / (k.max(1) * size) / nr * nr).clamp(2 * nr, 4096);
+    // With several row blocks, B's column block is packed for all of k and read once
+    // per row block: about 8 MiB (it streams from L3). With one row block (few rows,
+    // as in a conv2d with 64 output channels) B is packed, or read in place, one
+    // k-block at a time: that k-block's panels (kc × nc) and the row block's partial
+    // sums (m × nc), which every k-block loads and stores again, take about half of
+    // L2 (a 7 MiB im2col block written out to L3 once cost a third of conv2d's time).
+    let nc_max = if m <= mc {
+        (l2 / 2) / ((kc.min(k) + m) * size)
+    } else {
+        (8 << 20) / (k.max(1) * size)
+    };
+    let nc_max = (nc_max / nr * nr).clamp(2 * nr, 4096);
     // Split n into equal blocks no wider than that (a thin last block would run the
     // whole of k for a few panels: 768 columns as 672 + 96 ran at 60% of 2 × 384).
     let blocks = n.div_ceil(nc_max).max(1);
