@@ -268,30 +268,46 @@ fn pad_input<T: Float>(p: &ConvArgs, x: &[T]) -> Option<(Vec<T::Real>, usize, us
     let len = planes.checked_mul(hp)?.checked_mul(wp)?;
     let mut xp: Vec<T::Real> = Vec::new();
     xp.try_reserve_exact(len).ok()?;
-    xp.resize(len, <T::Real as Real>::ZERO);
+    let zero = <T::Real as Real>::ZERO;
     let plane_in = p.h * p.w;
+    // Input columns per padded row (those that land inside the grid, shifted right
+    // by pl).
+    let n = p.w.min(wp.saturating_sub(p.pl));
     let per_task = planes.div_ceil(rayon::current_num_threads().max(1));
-    xp.par_chunks_mut(hp * wp)
+    // Every value is written once, in parallel: the padding's zeros and the input (no
+    // serial zero fill of the whole copy first).
+    xp.spare_capacity_mut()[..len]
+        .par_chunks_mut(hp * wp)
         .with_min_len(per_task)
         .enumerate()
         .for_each(|(c, dst)| {
             let src = &x[c * plane_in..(c + 1) * plane_in];
-            // Padded row iyp holds input row iyp - pt, its columns shifted right by pl
-            // (those that land inside the grid).
-            let n = p.w.min(wp.saturating_sub(p.pl));
-            if n == 0 {
-                return;
-            }
-            for iyp in 0..hp {
-                let Some(iy) = iyp.checked_sub(p.pt).filter(|&iy| iy < p.h) else {
-                    continue;
-                };
-                let row = &mut dst[iyp * wp + p.pl..iyp * wp + p.pl + n];
-                for (d, s) in row.iter_mut().zip(&src[iy * p.w..iy * p.w + n]) {
-                    *d = s.load();
+            for (iyp, row) in dst.chunks_exact_mut(wp).enumerate() {
+                let inside = iyp.checked_sub(p.pt).filter(|&iy| iy < p.h && n > 0);
+                match inside {
+                    // n > 0, so pl < wp and pl + n <= wp.
+                    Some(iy) => {
+                        let (head, rest) = row.split_at_mut(p.pl);
+                        let (mid, tail) = rest.split_at_mut(n);
+                        for d in head.iter_mut().chain(tail.iter_mut()) {
+                            d.write(zero);
+                        }
+                        for (d, v) in mid.iter_mut().zip(&src[iy * p.w..iy * p.w + n]) {
+                            d.write(v.load());
+                        }
+                    }
+                    None => {
+                        for d in row.iter_mut() {
+                            d.write(zero);
+                        }
+                    }
                 }
             }
         });
+    // SAFETY: the capacity holds `len` values (reserved above) and every one of them
+    // was written just above: the planes' chunks cover 0..len, each plane's rows its
+    // hp*wp values, and each row is written whole by one of the two arms.
+    unsafe { xp.set_len(len) };
     Some((xp, hp, wp))
 }
 
