@@ -82,13 +82,17 @@ pub(crate) trait PackB<R>: Sync {
         None
     }
 
+    /// Whether [`PackB::direct_rows`] may give B in place (false: the engine never
+    /// asks, and keeps no offset table).
+    const DIRECT_ROWS: bool = false;
+
     /// B in place with its rows at uneven distances (an implicit GEMM's operand, such
     /// as a stride-1 convolution's taps on a padded copy of its input): an address
     /// `base`, with `offs[t]` set to the offset of `b(t0 + t, c0)` of item `bi` from
     /// it for every `t < offs.len()` (the rows `t0..t0 + offs.len() <= k`); from each,
     /// the row's columns `c0..n` are readable (`b(t, c)` at `base + offs[t - t0] + c -
     /// c0`). Used as [`PackB::direct`] is, when that gives `None`. `None` (the
-    /// default): packed.
+    /// default): packed. Asked only where [`PackB::DIRECT_ROWS`] is true.
     fn direct_rows(
         &self,
         _bi: usize,
@@ -396,6 +400,7 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
             }
         }
         // Row offsets of B in place (`InPlace::Rows`), one k-block's worth.
+        // (Allocated only for operands that have the form.)
         let mut offs: Vec<usize> = Vec::new();
         let mut ic = r0;
         while ic < r1 {
@@ -415,7 +420,7 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
                 if bp.is_none() && mp <= DIRECT_B_MAX_TILES {
                     if let Some((p, ld)) = self.b.direct(bi, t0, c0) {
                         direct = InPlace::Strided(p, ld);
-                    } else {
+                    } else if B::DIRECT_ROWS {
                         offs.resize(kcb, 0);
                         if let Some(p) = self.b.direct_rows(bi, t0, c0, &mut offs[..kcb]) {
                             direct = InPlace::Rows(p);

@@ -229,6 +229,8 @@ impl<R: Real> PackB<R> for PaddedCols<'_, R> {
         }
     }
 
+    const DIRECT_ROWS: bool = true;
+
     /// The taps read in place: row `t` of B (tap `(icl, ki, kj)`) is the run of the
     /// padded copy that `pack_b` would copy, so the micro-kernel reads it there.
     #[inline(always)]
