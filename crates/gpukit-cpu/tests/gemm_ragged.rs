@@ -410,6 +410,8 @@ const GEOS: &[Geo] = &[
     // column, uneven padding and chains over several k-blocks: the taps read in place
     // on the padded copy, at each product's own offset.
     [2, 48, 9, 30, 10, 3, 2, 1, 0, 2, 1, 1, 1, 1, 2, 2],
+    // Fourteen output channels: the 14-row AVX-512 tiles read the taps in place.
+    [1, 20, 11, 13, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1],
 ];
 
 fn check_conv<T: F>(special: u64) {
