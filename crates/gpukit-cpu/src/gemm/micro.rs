@@ -14,8 +14,8 @@ use gpukit_core::numeric::Real;
 use crate::kernels::simd::SimdLevel;
 
 /// The micro-kernel signature: `(kc, a, b, ldb, boffs, c, ldc, load)`; see
-/// [`Kernel::run`] and [`Kernel::run_rows`]. Each kernel is built twice: B's rows at the
-/// stride `ldb` (`boffs` unused) and at the offsets `boffs` (`ldb` unused).
+/// [`Kernel::run`]. Each kernel is built twice: B's rows at the stride `ldb` (`boffs`
+/// unused) and at the offsets `boffs` (`ldb` unused).
 pub(crate) type MicroFn<R> =
     unsafe fn(usize, *const R, *const R, usize, *const usize, *mut R, usize, bool);
 
@@ -32,15 +32,26 @@ pub(crate) struct Kernel<R> {
     g: MicroFn<R>,
 }
 
+/// Where B's rows lie for one micro-kernel call.
+#[derive(Clone, Copy)]
+pub(crate) enum BRows {
+    /// Row `t` at `b + t*ldb` (`ldb = nr`: a packed panel).
+    Stride(usize),
+    /// Row `t` at `b + boffs[t]`: an implicit GEMM reading its operand in place, rows
+    /// at uneven distances (a convolution's taps). The same operations in the same
+    /// order, so the same bits as on a packed panel of the same values.
+    Offsets(*const usize),
+}
+
 impl<R> Kernel<R> {
     /// Runs the kernel on one tile.
     ///
     /// # Safety
     /// `a` holds `mr * kc` (`[mr][kc]`) readable values and `b` `kc` rows of `nr`
-    /// readable values at stride `ldb` (`ldb = nr`: a packed panel); `c` is valid for reads and
-    /// writes of `mr` rows of `nr` values at stride `ldc`, and nothing else accesses
-    /// them during the call. With `load` false the chains start from `+0.0` and `c` is
-    /// only written.
+    /// readable values where `rows` places them (with [`BRows::Offsets`], `kc` offsets
+    /// are readable there); `c` is valid for reads and writes of `mr` rows of `nr`
+    /// values at stride `ldc`, and nothing else accesses them during the call. With
+    /// `load` false the chains start from `+0.0` and `c` is only written.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) unsafe fn run(
@@ -48,39 +59,19 @@ impl<R> Kernel<R> {
         kc: usize,
         a: *const R,
         b: *const R,
-        ldb: usize,
+        rows: BRows,
         c: *mut R,
         ldc: usize,
         load: bool,
     ) {
         // SAFETY: the caller's contract is the kernel's; the kernel was picked for a
         // level the CPU supports (see `GemmReal::kernel`).
-        unsafe { (self.f)(kc, a, b, ldb, std::ptr::null(), c, ldc, load) }
-    }
-
-    /// [`Kernel::run`] with row `t` of B at `b + boffs[t]`: an implicit GEMM reading
-    /// its operand in place, rows at uneven distances (a convolution's taps). The same
-    /// operations in the same order, so the same bits as on a packed panel of the same
-    /// values.
-    ///
-    /// # Safety
-    /// As [`Kernel::run`], except that `boffs` holds `kc` offsets and, for each `t`,
-    /// `b + boffs[t]` holds `nr` readable values.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) unsafe fn run_rows(
-        &self,
-        kc: usize,
-        a: *const R,
-        b: *const R,
-        boffs: *const usize,
-        c: *mut R,
-        ldc: usize,
-        load: bool,
-    ) {
-        // SAFETY: the caller's contract is the kernel's; the kernel was picked for a
-        // level the CPU supports (see `GemmReal::kernel`).
-        unsafe { (self.g)(kc, a, b, 0, boffs, c, ldc, load) }
+        unsafe {
+            match rows {
+                BRows::Stride(ldb) => (self.f)(kc, a, b, ldb, std::ptr::null(), c, ldc, load),
+                BRows::Offsets(boffs) => (self.g)(kc, a, b, 0, boffs, c, ldc, load),
+            }
+        }
     }
 }
 
@@ -88,7 +79,8 @@ impl<R> Kernel<R> {
 /// `b + t*ldb`.
 ///
 /// # Safety
-/// As [`Kernel::run`] (or, with `ROWS`, [`Kernel::run_rows`]) with `mr = MR`, `nr = NR`.
+/// As [`Kernel::run`] (B's rows as [`BRows::Offsets`] with `ROWS`, else
+/// [`BRows::Stride`]) with `mr = MR`, `nr = NR`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn micro_scalar<R: Real, const MR: usize, const NR: usize, const ROWS: bool>(
     kc: usize,
@@ -139,11 +131,10 @@ mod x86 {
         ($name:ident, $feat:literal, $t:ty, $v:ty, $w:literal, $mr:literal, $nv:literal,
          $load:ident, $store:ident, $set1:ident, $zero:ident, $fmadd:ident) => {
             /// A `$mr` x `$nv * $w` micro-kernel (see `Kernel::run`; with `ROWS`, B's
-            /// rows at `b + boffs[t]` as in `Kernel::run_rows`).
+            /// rows at `b + boffs[t]`, as `BRows::Offsets`).
             ///
             /// # Safety
-            /// As `Kernel::run` (`Kernel::run_rows` with `ROWS`), and the CPU supports
-            /// the target features.
+            /// As `Kernel::run`, and the CPU supports the target features.
             #[target_feature(enable = $feat)]
             #[allow(clippy::too_many_arguments)]
             pub(super) unsafe fn $name<const ROWS: bool>(

@@ -32,7 +32,7 @@ use gpukit_core::{Error, Result};
 use rayon::prelude::*;
 
 pub(crate) use micro::GemmReal;
-use micro::Kernel;
+use micro::{BRows, Kernel};
 pub(crate) use pack::{RowMajor, TransA, TransB};
 use scratch::{Scratch, ScratchReal};
 
@@ -452,22 +452,21 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
                     return;
                 };
                 for jr in 0..np {
-                    let (bptr, ldb, rows) = match direct {
+                    let (bptr, brows) = match direct {
                         InPlace::Strided(p, ld) if jr < full => {
                             // SAFETY: `direct` is valid for b(t, c), t0 <= t < k,
                             // c0 <= c < n; panel jr < full covers columns
                             // c0 + jr*nr .. c0 + (jr+1)*nr <= c0 + cols <= n.
-                            (unsafe { p.add(jr * nr) }, ld, false)
+                            (unsafe { p.add(jr * nr) }, BRows::Stride(ld))
                         }
                         InPlace::Rows(p) if jr < full => {
                             // SAFETY: as above, each row at its offset from `p`
                             // (`direct_rows`' contract).
-                            (unsafe { p.add(jr * nr) }, 0, true)
+                            (unsafe { p.add(jr * nr) }, BRows::Offsets(offs.as_ptr()))
                         }
                         _ => (
                             bblock[jr * kcb * nr..(jr + 1) * kcb * nr].as_ptr(),
-                            nr,
-                            false,
+                            BRows::Stride(nr),
                         ),
                     };
                     for ir in 0..mp {
@@ -476,30 +475,18 @@ impl<R: GemmReal, A: PackA<R>, B: PackB<R>, S: Sink<R>> Engine<'_, R, A, B, S> {
                         // SAFETY: the A panel holds kcb*mr values and the tile mr*nr (both
                         // sliced just above, so in bounds); B holds kcb rows of nr values
                         // at stride ldb (a packed panel sliced above, or B in place: rows
-                        // t0..t0+kcb <= k) or, with `rows`, at the kcb offsets just
-                        // filled in `offs`; the tile is borrowed exclusively for the call.
+                        // t0..t0+kcb <= k) or at the kcb offsets filled in `offs` for
+                        // this k-block; the tile is borrowed exclusively for the call.
                         unsafe {
-                            if rows {
-                                self.kern.run_rows(
-                                    kcb,
-                                    apanel.as_ptr(),
-                                    bptr,
-                                    offs.as_ptr(),
-                                    tile.as_mut_ptr(),
-                                    nr,
-                                    t0 > 0,
-                                )
-                            } else {
-                                self.kern.run(
-                                    kcb,
-                                    apanel.as_ptr(),
-                                    bptr,
-                                    ldb,
-                                    tile.as_mut_ptr(),
-                                    nr,
-                                    t0 > 0,
-                                )
-                            }
+                            self.kern.run(
+                                kcb,
+                                apanel.as_ptr(),
+                                bptr,
+                                brows,
+                                tile.as_mut_ptr(),
+                                nr,
+                                t0 > 0,
+                            )
                         };
                     }
                 }
