@@ -7,11 +7,12 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use gpukit_cpu::simd::{SimdLevel, levels, run_at};
+use gpukit_cpu::simd::{SimdLevel, levels, run_at, set_thread_simd_limit};
 use gpukit_cpu::vmath::LaneMath;
 
 const N: usize = 4096;
 const REPS: usize = 2000;
+const CH: usize = 32;
 
 /// Nominal clock in GHz from /proc/cpuinfo's first `cpu MHz` line.
 fn clock_ghz() -> Option<f64> {
@@ -31,8 +32,16 @@ fn per_elem<T: Copy + Send + Sync>(level: SimdLevel, xs: &[T], f: impl Fn(T) -> 
             #[inline(always)]
             || {
                 for _ in 0..REPS {
-                    for (o, &x) in out.iter_mut().zip(black_box(xs)) {
-                        *o = f(x);
+                    if CH > 0 {
+                        for (oc, xc) in out.chunks_exact_mut(CH).zip(black_box(xs).chunks_exact(CH)) {
+                            for l in 0..CH {
+                                oc[l] = f(xc[l]);
+                            }
+                        }
+                    } else {
+                        for (o, &x) in out.iter_mut().zip(black_box(xs)) {
+                            *o = f(x);
+                        }
                     }
                     black_box(&mut out);
                 }
@@ -41,6 +50,27 @@ fn per_elem<T: Copy + Send + Sync>(level: SimdLevel, xs: &[T], f: impl Fn(T) -> 
         best = best.min(t.elapsed().as_secs_f64() * 1e9 / (REPS * xs.len()) as f64);
     }
     best
+}
+
+/// Best time per element (ns) of a slice function at `level` (the thread's SIMD limit
+/// set to it), or `None` where it has no loop at that level.
+fn per_elem_slice(level: SimdLevel, xs: &[f32], f: fn(Option<&[f32]>, &mut [f32]) -> bool) -> Option<f64> {
+    set_thread_simd_limit(Some(level));
+    let mut out = xs.to_vec();
+    let mut best = f64::INFINITY;
+    for _ in 0..7 {
+        let t = Instant::now();
+        for _ in 0..REPS {
+            if !f(Some(black_box(xs)), &mut out) {
+                set_thread_simd_limit(None);
+                return None;
+            }
+            black_box(&mut out);
+        }
+        best = best.min(t.elapsed().as_secs_f64() * 1e9 / (REPS * xs.len()) as f64);
+    }
+    set_thread_simd_limit(None);
+    Some(best)
 }
 
 fn main() {
@@ -64,8 +94,20 @@ fn main() {
         ($name:literal, $f:expr) => {
             if want($name) {
                 for level in levels() {
-                    let a = per_elem(level, &x32, |x: f32| $f(x));
-                    let b = per_elem(level, &x64, |x: f64| $f(x));
+                    // `inline(always)`: a large lane form (erf f64) must not be
+                    // left out of line, where it would lose the level's features.
+                    let a = per_elem(
+                        level,
+                        &x32,
+                        #[inline(always)]
+                        |x: f32| $f(x),
+                    );
+                    let b = per_elem(
+                        level,
+                        &x64,
+                        #[inline(always)]
+                        |x: f64| $f(x),
+                    );
                     println!(
                         "{:10} {level:?}: f32 {a:.3} ns/elem{}, f64 {b:.3} ns/elem{}",
                         $name,
@@ -84,5 +126,18 @@ fn main() {
     report!("gelu", LaneMath::gelu_l);
     report!("gelu_tanh", LaneMath::gelu_tanh_l);
     report!("silu", LaneMath::silu_l);
+    // The explicit-SIMD slice loops (f32), beside the lane forms' rows above.
+    for (name, f) in [
+        ("erf_slice", <f32 as LaneMath>::erf_slice as fn(Option<&[f32]>, &mut [f32]) -> bool),
+        ("gelu_slice", <f32 as LaneMath>::gelu_slice),
+    ] {
+        if want(name) {
+            for level in levels() {
+                if let Some(a) = per_elem_slice(level, &x32, f) {
+                    println!("{name:10} {level:?}: f32 {a:.3} ns/elem{}", cyc(a));
+                }
+            }
+        }
+    }
     report!("softplus", LaneMath::softplus_l);
 }

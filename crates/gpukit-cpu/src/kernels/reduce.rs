@@ -26,6 +26,8 @@ pub(crate) trait LaneReal: Real {
 pub(crate) trait CpuFloat: FloatElement<Real: LaneReal> {
     /// `x` itself when the storage type is the compute type (f32, f64).
     fn as_real(x: &[Self]) -> Option<&[Self::Real]>;
+    /// `x` itself, writable, when the storage type is the compute type (f32, f64).
+    fn as_real_mut(x: &mut [Self]) -> Option<&mut [Self::Real]>;
     /// `out[i] = load(x[i])` for `i < x.len()` (`out` at least as long).
     #[inline(always)]
     fn load_slice(x: &[Self], out: &mut [Self::Real]) {
@@ -39,14 +41,23 @@ impl CpuFloat for f32 {
     fn as_real(x: &[f32]) -> Option<&[f32]> {
         Some(x)
     }
+    fn as_real_mut(x: &mut [f32]) -> Option<&mut [f32]> {
+        Some(x)
+    }
 }
 impl CpuFloat for f64 {
     fn as_real(x: &[f64]) -> Option<&[f64]> {
         Some(x)
     }
+    fn as_real_mut(x: &mut [f64]) -> Option<&mut [f64]> {
+        Some(x)
+    }
 }
 impl CpuFloat for f16 {
     fn as_real(_: &[f16]) -> Option<&[f32]> {
+        None
+    }
+    fn as_real_mut(_: &mut [f16]) -> Option<&mut [f32]> {
         None
     }
     fn load_slice(x: &[f16], out: &mut [f32]) {
@@ -56,6 +67,9 @@ impl CpuFloat for f16 {
 impl CpuFloat for bf16 {
     // `load_slice`: the default, whose `load` (gpukit_core::halfconv) is branch-free.
     fn as_real(_: &[bf16]) -> Option<&[f32]> {
+        None
+    }
+    fn as_real_mut(_: &mut [bf16]) -> Option<&mut [f32]> {
         None
     }
 }

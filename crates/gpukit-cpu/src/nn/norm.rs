@@ -70,6 +70,17 @@ fn eltwise<T: FloatElement>(
     args: &BuiltinArgs<'_>,
     f: impl Fn(T::Real) -> T::Real + Sync + Send + Copy,
 ) -> Result<()> {
+    eltwise_with::<T>(args, f, |_, _| false)
+}
+
+/// [`eltwise`], where each task first offers its output range and input range (`None`:
+/// in place) to `fast`, which returns `true` when it has written the range with the
+/// bits of `f`; otherwise the task runs `f`.
+fn eltwise_with<T: FloatElement>(
+    args: &BuiltinArgs<'_>,
+    f: impl Fn(T::Real) -> T::Real + Sync + Send + Copy,
+    fast: impl Fn(&mut [T], Option<&[T]>) -> bool + Sync + Send,
+) -> Result<()> {
     let n = args.usize(2)?;
     let out = args.buf::<T>(0)?;
     let x = args.buf::<T>(1)?;
@@ -84,6 +95,9 @@ fn eltwise<T: FloatElement>(
         // SAFETY: tasks write disjoint ranges inside out[..n]; in place, each task reads
         // only its own range, before writing each element.
         let o = unsafe { out.slice_mut(s, e) };
+        if fast(o, src.map(|x| &x[s..e])) {
+            return;
+        }
         // Plain loops with `f` called directly: it must inline into the target-feature
         // context to vectorise (a closure left out of line runs scalar code that calls
         // the library fma; same bits, ~50x slower).
@@ -106,6 +120,56 @@ fn eltwise<T: FloatElement>(
     Ok(())
 }
 
+/// The signature of [`LaneMath::erf_slice`] and its kin.
+type SliceFn<R> = fn(Option<&[R]>, &mut [R]) -> bool;
+
+/// As [`eltwise`], but each task first tries `slice` (an explicit-SIMD loop with the
+/// bits of `f`, see [`LaneMath::erf_slice`]): directly on the task's range when the
+/// storage type is the compute type, else through a stack buffer of the compute type
+/// (f16, bf16: load, `slice` in place, store). Where `slice` has no loop at the task
+/// thread's SIMD level, the task runs `f` as [`eltwise`] does.
+fn eltwise_slice<T: CpuFloat<Real: LaneMath>>(
+    args: &BuiltinArgs<'_>,
+    f: impl Fn(T::Real) -> T::Real + Sync + Send + Copy,
+    slice: SliceFn<T::Real>,
+) -> Result<()> {
+    eltwise_with::<T>(args, f, move |o: &mut [T], xs: Option<&[T]>| {
+        // An empty call says whether the loop exists at this thread's level.
+        if !slice(None, &mut []) {
+            return false;
+        }
+        match xs {
+            None => {
+                if let Some(or) = T::as_real_mut(o) {
+                    return slice(None, or);
+                }
+            }
+            Some(x) => {
+                if let (Some(xr), Some(or)) = (T::as_real(x), T::as_real_mut(o)) {
+                    return slice(Some(xr), or);
+                }
+            }
+        }
+        const B: usize = 256;
+        let mut buf = [T::Real::ZERO; B];
+        for c0 in (0..o.len()).step_by(B) {
+            let c1 = (c0 + B).min(o.len());
+            let b = &mut buf[..c1 - c0];
+            T::load_slice(xs.map_or(&o[c0..c1], |x| &x[c0..c1]), b);
+            if !slice(None, b) {
+                // The level changed since the check above (a process-wide limit set
+                // meanwhile): the same bits from `f` (earlier chunks are written, so
+                // the range cannot go back to the caller when in place).
+                b.iter_mut().for_each(|v| *v = f(*v));
+            }
+            for (d, &v) in o[c0..c1].iter_mut().zip(b.iter()) {
+                *d = T::store(v);
+            }
+        }
+        true
+    })
+}
+
 fn leaky_relu<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
     let alpha = T::Real::from_f64(args.f64(3)?);
     eltwise::<T>(args, move |r| {
@@ -123,11 +187,12 @@ fn clip<T: FloatElement>(args: &BuiltinArgs<'_>) -> Result<()> {
     eltwise::<T>(args, move |r| min_nan(max_nan(r, lo), hi))
 }
 
-fn erf<T: FloatElement<Real: LaneMath>>(args: &BuiltinArgs<'_>) -> Result<()> {
-    eltwise::<T>(
+fn erf<T: CpuFloat<Real: LaneMath>>(args: &BuiltinArgs<'_>) -> Result<()> {
+    eltwise_slice::<T>(
         args,
         #[inline(always)]
         |r| r.erf_l(),
+        T::Real::erf_slice,
     )
 }
 
@@ -161,11 +226,12 @@ pub(crate) fn gelu_tanh_scalar<R: Real>(x: R) -> R {
     x * half.fma(u.tanh(), half)
 }
 
-fn gelu<T: FloatElement<Real: LaneMath>>(args: &BuiltinArgs<'_>) -> Result<()> {
-    eltwise::<T>(
+fn gelu<T: CpuFloat<Real: LaneMath>>(args: &BuiltinArgs<'_>) -> Result<()> {
+    eltwise_slice::<T>(
         args,
         #[inline(always)]
         |r| r.gelu_l(),
+        T::Real::gelu_slice,
     )
 }
 

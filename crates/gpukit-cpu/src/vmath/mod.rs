@@ -34,6 +34,8 @@ use gpukit_core::math::{
 };
 use gpukit_core::numeric::Real;
 
+#[cfg(target_arch = "x86_64")]
+mod erf_x86;
 mod funcs;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -57,6 +59,14 @@ pub trait LaneMath: Real {
     fn sigmoid_l(self) -> Self;
     /// [`Real::erf`] in lane form.
     fn erf_l(self) -> Self;
+    /// `out[i] = erf(src[i])` (`src` `None`: in place) with explicit SIMD, where this
+    /// type and the current SIMD level have such a loop (f32 at AVX2 or AVX-512): the
+    /// bits of [`LaneMath::erf_l`]. Returns `false`, touching nothing, where there is
+    /// none (the caller then loops over [`LaneMath::erf_l`]) or `src` is shorter than
+    /// `out`.
+    fn erf_slice(src: Option<&[Self]>, out: &mut [Self]) -> bool;
+    /// As [`LaneMath::erf_slice`], for [`LaneMath::gelu_l`].
+    fn gelu_slice(src: Option<&[Self]>, out: &mut [Self]) -> bool;
     /// [`Real::sin`] in lane form (f32: the scalar function itself, which is
     /// branch-free; f64: the scalar function, one element at a time).
     fn sin_l(self) -> Self;
@@ -118,7 +128,8 @@ pub trait LaneMath: Real {
 }
 
 macro_rules! lane_math {
-    ($t:ty, $sel:ident, $exp:ident, $log:ident, $tanh:ident, $sig:ident, $erf:ident, $sin:path, $cos:path) => {
+    ($t:ty, $sel:ident, $exp:ident, $log:ident, $tanh:ident, $sig:ident, $erf:ident, $sin:path, $cos:path,
+     $erfs:path, $gelus:path) => {
         impl LaneMath for $t {
             #[inline(always)]
             fn select(m: bool, a: $t, b: $t) -> $t {
@@ -145,6 +156,14 @@ macro_rules! lane_math {
                 $erf(self)
             }
             #[inline(always)]
+            fn erf_slice(src: Option<&[$t]>, out: &mut [$t]) -> bool {
+                $erfs(src, out)
+            }
+            #[inline(always)]
+            fn gelu_slice(src: Option<&[$t]>, out: &mut [$t]) -> bool {
+                $gelus(src, out)
+            }
+            #[inline(always)]
             fn sin_l(self) -> $t {
                 $sin(self)
             }
@@ -165,7 +184,9 @@ lane_math!(
     sigmoid_f32,
     erf_f32,
     gpukit_core::math::sin_f32,
-    gpukit_core::math::cos_f32
+    gpukit_core::math::cos_f32,
+    erf_slice_f32,
+    gelu_slice_f32
 );
 lane_math!(
     f64,
@@ -176,8 +197,34 @@ lane_math!(
     sigmoid_f64,
     erf_f64,
     gpukit_core::math::sin_f64,
-    gpukit_core::math::cos_f64
+    gpukit_core::math::cos_f64,
+    no_slice,
+    no_slice
 );
+
+/// The explicit-SIMD `erf` of f32 slices (x86-64; `false` elsewhere).
+#[inline(always)]
+fn erf_slice_f32(src: Option<&[f32]>, out: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return erf_x86::erf_f32_slice(src, out);
+    #[cfg(not(target_arch = "x86_64"))]
+    return no_slice(src, out);
+}
+
+/// The explicit-SIMD GELU of f32 slices (x86-64; `false` elsewhere).
+#[inline(always)]
+fn gelu_slice_f32(src: Option<&[f32]>, out: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return erf_x86::gelu_f32_slice(src, out);
+    #[cfg(not(target_arch = "x86_64"))]
+    return no_slice(src, out);
+}
+
+/// No explicit-SIMD loop for this type: the caller runs the lane form.
+#[inline(always)]
+fn no_slice<T>(_src: Option<&[T]>, _out: &mut [T]) -> bool {
+    false
+}
 
 // ---------------------------------------------------------------------------------------
 // Helpers: selects and exponent construction.
