@@ -12,7 +12,6 @@ use gpukit_cpu::vmath::LaneMath;
 
 const N: usize = 4096;
 const REPS: usize = 2000;
-const CH: usize = 32;
 
 /// Nominal clock in GHz from /proc/cpuinfo's first `cpu MHz` line.
 fn clock_ghz() -> Option<f64> {
@@ -32,16 +31,8 @@ fn per_elem<T: Copy + Send + Sync>(level: SimdLevel, xs: &[T], f: impl Fn(T) -> 
             #[inline(always)]
             || {
                 for _ in 0..REPS {
-                    if CH > 0 {
-                        for (oc, xc) in out.chunks_exact_mut(CH).zip(black_box(xs).chunks_exact(CH)) {
-                            for l in 0..CH {
-                                oc[l] = f(xc[l]);
-                            }
-                        }
-                    } else {
-                        for (o, &x) in out.iter_mut().zip(black_box(xs)) {
-                            *o = f(x);
-                        }
+                    for (o, &x) in out.iter_mut().zip(black_box(xs)) {
+                        *o = f(x);
                     }
                     black_box(&mut out);
                 }
@@ -54,7 +45,11 @@ fn per_elem<T: Copy + Send + Sync>(level: SimdLevel, xs: &[T], f: impl Fn(T) -> 
 
 /// Best time per element (ns) of a slice function at `level` (the thread's SIMD limit
 /// set to it), or `None` where it has no loop at that level.
-fn per_elem_slice(level: SimdLevel, xs: &[f32], f: fn(Option<&[f32]>, &mut [f32]) -> bool) -> Option<f64> {
+fn per_elem_slice(
+    level: SimdLevel,
+    xs: &[f32],
+    f: fn(Option<&[f32]>, &mut [f32]) -> bool,
+) -> Option<f64> {
     set_thread_simd_limit(Some(level));
     let mut out = xs.to_vec();
     let mut best = f64::INFINITY;
@@ -128,7 +123,10 @@ fn main() {
     report!("silu", LaneMath::silu_l);
     // The explicit-SIMD slice loops (f32), beside the lane forms' rows above.
     for (name, f) in [
-        ("erf_slice", <f32 as LaneMath>::erf_slice as fn(Option<&[f32]>, &mut [f32]) -> bool),
+        (
+            "erf_slice",
+            <f32 as LaneMath>::erf_slice as fn(Option<&[f32]>, &mut [f32]) -> bool,
+        ),
         ("gelu_slice", <f32 as LaneMath>::gelu_slice),
     ] {
         if want(name) {

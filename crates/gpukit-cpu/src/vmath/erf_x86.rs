@@ -115,7 +115,13 @@ unsafe fn slice_avx512(src: Option<&[f32]>, out: &mut [f32], gelu: bool) {
     let tabs = load_tables_512();
     let dst = out.as_mut_ptr();
     let inp = src.map_or(dst.cast_const(), <[f32]>::as_ptr);
-    let f = |x: __m512| if gelu { gelu16(x, &tabs) } else { erf16(x, &tabs) };
+    let f = |x: __m512| {
+        if gelu {
+            gelu16(x, &tabs)
+        } else {
+            erf16(x, &tabs)
+        }
+    };
     let mut i = 0;
     while i + 32 <= n {
         // SAFETY: i + 32 <= n, and `inp` holds at least n elements (`out`, or `src` by
@@ -270,7 +276,13 @@ unsafe fn slice_avx2(src: Option<&[f32]>, out: &mut [f32], gelu: bool) {
     let tabs = load_tables_256();
     let dst = out.as_mut_ptr();
     let inp = src.map_or(dst.cast_const(), <[f32]>::as_ptr);
-    let f = |x: __m256| if gelu { gelu8(x, &tabs) } else { erf8(x, &tabs) };
+    let f = |x: __m256| {
+        if gelu {
+            gelu8(x, &tabs)
+        } else {
+            erf8(x, &tabs)
+        }
+    };
     let mut i = 0;
     while i + 16 <= n {
         // SAFETY: i + 16 <= n, and `inp` holds at least n elements; the loads of a
@@ -419,7 +431,10 @@ mod tests {
 
     /// The levels with an explicit loop that this CPU has.
     fn vector_levels() -> Vec<SimdLevel> {
-        levels().into_iter().filter(|&l| l != SimdLevel::Scalar).collect()
+        levels()
+            .into_iter()
+            .filter(|&l| l != SimdLevel::Scalar)
+            .collect()
     }
 
     /// `f` over `xs` at `level` (this thread's limit), out of place and in place; both
@@ -513,7 +528,8 @@ mod tests {
     fn exhaustive_slices_when_asked() {
         use rayon::prelude::*;
         type F = fn(Option<&[f32]>, &mut [f32]) -> bool;
-        let fns: [(&str, F, fn(f32) -> f32); 2] = [
+        type S = fn(f32) -> f32;
+        let fns: [(&str, F, S); 2] = [
             ("erf_slice", erf_f32_slice, math::erf_f32),
             ("gelu_slice", gelu_f32_slice, gelu_scalar),
         ];
@@ -525,8 +541,9 @@ mod tests {
             let bad: u64 = (0..(1u64 << 32) / BLOCK)
                 .into_par_iter()
                 .map(|b| {
-                    let xs: Vec<f32> =
-                        (b * BLOCK..(b + 1) * BLOCK).map(|i| f32::from_bits(i as u32)).collect();
+                    let xs: Vec<f32> = (b * BLOCK..(b + 1) * BLOCK)
+                        .map(|i| f32::from_bits(i as u32))
+                        .collect();
                     let mut want = xs.clone();
                     crate::kernels::simd::dispatch(
                         #[inline(always)]
@@ -535,7 +552,11 @@ mod tests {
                     let mut bad = 0;
                     for level in vector_levels() {
                         let out = run_at(level, &xs, f);
-                        bad += out.iter().zip(&want).filter(|&(&y, &w)| !same32(y, w)).count() as u64;
+                        bad += out
+                            .iter()
+                            .zip(&want)
+                            .filter(|&(&y, &w)| !same32(y, w))
+                            .count() as u64;
                     }
                     bad
                 })
