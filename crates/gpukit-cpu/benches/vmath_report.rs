@@ -128,6 +128,8 @@ fn main() {
             <f32 as LaneMath>::erf_slice as fn(Option<&[f32]>, &mut [f32]) -> bool,
         ),
         ("gelu_slice", <f32 as LaneMath>::gelu_slice),
+        ("tanh_slice", <f32 as LaneMath>::tanh_slice),
+        ("sigmoid_slice", <f32 as LaneMath>::sigmoid_slice),
     ] {
         if want(name) {
             for level in levels() {

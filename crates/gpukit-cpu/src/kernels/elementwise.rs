@@ -5,13 +5,14 @@
 use std::borrow::Cow;
 
 use gpukit_core::abi::contents::broadcast_dims;
-use gpukit_core::numeric::{Arith, BinaryOp, FloatElement, UnaryOp, abs, neg, relu, rsqrt};
+use gpukit_core::numeric::{Arith, BinaryOp, Real, UnaryOp, abs, neg, relu, rsqrt};
 use gpukit_core::{Element, Result};
 use rayon::prelude::*;
 
 use super::simd::dispatch;
 use super::{PAR_GRAIN, arg_err, input_slice};
 use crate::args::{BuiltinArgs, RawBuf};
+use super::reduce::CpuFloat;
 use crate::vmath::LaneMath;
 
 const fn bop(c: u8) -> BinaryOp {
@@ -150,10 +151,66 @@ fn unary_lane<R: LaneMath, const OP: u8>(x: R) -> R {
     }
 }
 
+/// The signature of [`LaneMath::erf_slice`] and its kin: an explicit-SIMD loop over a
+/// slice of the compute type, `false` (nothing touched) where it has none.
+pub(crate) type SliceFn<R> = fn(Option<&[R]>, &mut [R]) -> bool;
+
+/// One task's range through `slice` (an explicit-SIMD loop with the bits of `f`):
+/// directly when the storage type is the compute type, else through a stack buffer of
+/// the compute type (f16, bf16: load, `slice` in place, store). `xs` is the input range
+/// (`None`: `o` in place). Returns `false`, touching nothing, where `slice` has no loop
+/// at the calling thread's SIMD level: the caller then runs `f` itself.
+pub(crate) fn slice_task<T: CpuFloat<Real: LaneMath>>(
+    slice: SliceFn<T::Real>,
+    f: impl Fn(T::Real) -> T::Real,
+    o: &mut [T],
+    xs: Option<&[T]>,
+) -> bool {
+    // An empty call says whether the loop exists at this thread's level.
+    if !slice(None, &mut []) {
+        return false;
+    }
+    match xs {
+        None => {
+            if let Some(or) = T::as_real_mut(o) {
+                return slice(None, or);
+            }
+        }
+        Some(x) => {
+            if let (Some(xr), Some(or)) = (T::as_real(x), T::as_real_mut(o)) {
+                return slice(Some(xr), or);
+            }
+        }
+    }
+    const B: usize = 256;
+    let mut buf = [T::Real::ZERO; B];
+    for c0 in (0..o.len()).step_by(B) {
+        let c1 = (c0 + B).min(o.len());
+        let b = &mut buf[..c1 - c0];
+        T::load_slice(xs.map_or(&o[c0..c1], |x| &x[c0..c1]), b);
+        if !slice(None, b) {
+            // The level changed since the check above (a process-wide limit set
+            // meanwhile): the same bits from `f` (earlier chunks are written, so the
+            // range cannot go back to the caller when in place).
+            b.iter_mut().for_each(|v| *v = f(*v));
+        }
+        for (d, &v) in o[c0..c1].iter_mut().zip(b.iter()) {
+            *d = T::store(v);
+        }
+    }
+    true
+}
+
 /// `out[i] = f(a[i])`, `i < n`. Args: out, a, n.
-pub(crate) fn unary<T: FloatElement<Real: LaneMath>, const OP: u8>(
+pub(crate) fn unary<T: CpuFloat<Real: LaneMath>, const OP: u8>(
     args: &BuiltinArgs<'_>,
 ) -> Result<()> {
+    // tanh and sigmoid have explicit-SIMD loops (f32 at AVX2 and AVX-512).
+    let slice: Option<SliceFn<T::Real>> = match const { uop(OP) } {
+        UnaryOp::Tanh => Some(T::Real::tanh_slice),
+        UnaryOp::Sigmoid => Some(T::Real::sigmoid_slice),
+        _ => None,
+    };
     let n = args.usize(2)?;
     let out = args.buf::<T>(0)?;
     let a = args.buf::<T>(1)?;
@@ -163,6 +220,15 @@ pub(crate) fn unary<T: FloatElement<Real: LaneMath>, const OP: u8>(
     let sa = unsafe { source(&out, &a, n) };
     let body = |s: usize, o: &mut [T]| {
         let e = s + o.len();
+        if let Some(sf) = slice {
+            let xs = match &sa {
+                Src::Out => None,
+                Src::Slice(a) => Some(&a[s..e]),
+            };
+            if slice_task(sf, unary_lane::<T::Real, OP>, o, xs) {
+                return;
+            }
+        }
         dispatch(
             #[inline(always)]
             // Plain loops, no inner closures: the lane forms must inline into this

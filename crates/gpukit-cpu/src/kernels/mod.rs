@@ -21,7 +21,7 @@ use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
 mod cast;
 mod compare;
 mod elements;
-mod elementwise;
+pub(crate) mod elementwise;
 mod index;
 mod matmul;
 pub(crate) mod reduce;

@@ -18,6 +18,7 @@ use rayon::prelude::*;
 
 use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
 use crate::kernels::reduce::{CpuFloat, shape_dot, shape_dot_stored, shape_sum};
+use crate::kernels::elementwise::{SliceFn, slice_task};
 use crate::kernels::simd::{dispatch, simd_level};
 use crate::kernels::softmax::{SoftReal, softmax_rows};
 use crate::kernels::{PAR_GRAIN, arg_err, input_slice, mul, out_range};
@@ -120,53 +121,15 @@ fn eltwise_with<T: FloatElement>(
     Ok(())
 }
 
-/// The signature of [`LaneMath::erf_slice`] and its kin.
-type SliceFn<R> = fn(Option<&[R]>, &mut [R]) -> bool;
-
-/// As [`eltwise`], but each task first tries `slice` (an explicit-SIMD loop with the
-/// bits of `f`, see [`LaneMath::erf_slice`]): directly on the task's range when the
-/// storage type is the compute type, else through a stack buffer of the compute type
-/// (f16, bf16: load, `slice` in place, store). Where `slice` has no loop at the task
-/// thread's SIMD level, the task runs `f` as [`eltwise`] does.
+/// As [`eltwise`], but each task first tries `slice`, an explicit-SIMD loop with the
+/// bits of `f` ([`slice_task`]).
 fn eltwise_slice<T: CpuFloat<Real: LaneMath>>(
     args: &BuiltinArgs<'_>,
     f: impl Fn(T::Real) -> T::Real + Sync + Send + Copy,
     slice: SliceFn<T::Real>,
 ) -> Result<()> {
     eltwise_with::<T>(args, f, move |o: &mut [T], xs: Option<&[T]>| {
-        // An empty call says whether the loop exists at this thread's level.
-        if !slice(None, &mut []) {
-            return false;
-        }
-        match xs {
-            None => {
-                if let Some(or) = T::as_real_mut(o) {
-                    return slice(None, or);
-                }
-            }
-            Some(x) => {
-                if let (Some(xr), Some(or)) = (T::as_real(x), T::as_real_mut(o)) {
-                    return slice(Some(xr), or);
-                }
-            }
-        }
-        const B: usize = 256;
-        let mut buf = [T::Real::ZERO; B];
-        for c0 in (0..o.len()).step_by(B) {
-            let c1 = (c0 + B).min(o.len());
-            let b = &mut buf[..c1 - c0];
-            T::load_slice(xs.map_or(&o[c0..c1], |x| &x[c0..c1]), b);
-            if !slice(None, b) {
-                // The level changed since the check above (a process-wide limit set
-                // meanwhile): the same bits from `f` (earlier chunks are written, so
-                // the range cannot go back to the caller when in place).
-                b.iter_mut().for_each(|v| *v = f(*v));
-            }
-            for (d, &v) in o[c0..c1].iter_mut().zip(b.iter()) {
-                *d = T::store(v);
-            }
-        }
-        true
+        slice_task(slice, f, o, xs)
     })
 }
 

@@ -36,6 +36,8 @@ use gpukit_core::numeric::Real;
 
 #[cfg(target_arch = "x86_64")]
 mod erf_x86;
+#[cfg(target_arch = "x86_64")]
+mod logistic_x86;
 mod funcs;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -67,6 +69,10 @@ pub trait LaneMath: Real {
     fn erf_slice(src: Option<&[Self]>, out: &mut [Self]) -> bool;
     /// As [`LaneMath::erf_slice`], for [`LaneMath::gelu_l`].
     fn gelu_slice(src: Option<&[Self]>, out: &mut [Self]) -> bool;
+    /// As [`LaneMath::erf_slice`], for [`LaneMath::tanh_l`] (f32 at AVX-512 only).
+    fn tanh_slice(src: Option<&[Self]>, out: &mut [Self]) -> bool;
+    /// As [`LaneMath::erf_slice`], for [`LaneMath::sigmoid_l`] (f32 at AVX-512 only).
+    fn sigmoid_slice(src: Option<&[Self]>, out: &mut [Self]) -> bool;
     /// [`Real::sin`] in lane form (f32: the scalar function itself, which is
     /// branch-free; f64: the scalar function, one element at a time).
     fn sin_l(self) -> Self;
@@ -129,7 +135,7 @@ pub trait LaneMath: Real {
 
 macro_rules! lane_math {
     ($t:ty, $sel:ident, $exp:ident, $log:ident, $tanh:ident, $sig:ident, $erf:ident, $sin:path, $cos:path,
-     $erfs:path, $gelus:path) => {
+     $erfs:path, $gelus:path, $tanhs:path, $sigs:path) => {
         impl LaneMath for $t {
             #[inline(always)]
             fn select(m: bool, a: $t, b: $t) -> $t {
@@ -164,6 +170,14 @@ macro_rules! lane_math {
                 $gelus(src, out)
             }
             #[inline(always)]
+            fn tanh_slice(src: Option<&[$t]>, out: &mut [$t]) -> bool {
+                $tanhs(src, out)
+            }
+            #[inline(always)]
+            fn sigmoid_slice(src: Option<&[$t]>, out: &mut [$t]) -> bool {
+                $sigs(src, out)
+            }
+            #[inline(always)]
             fn sin_l(self) -> $t {
                 $sin(self)
             }
@@ -186,7 +200,9 @@ lane_math!(
     gpukit_core::math::sin_f32,
     gpukit_core::math::cos_f32,
     erf_slice_f32,
-    gelu_slice_f32
+    gelu_slice_f32,
+    tanh_slice_f32,
+    sigmoid_slice_f32
 );
 lane_math!(
     f64,
@@ -199,8 +215,28 @@ lane_math!(
     gpukit_core::math::sin_f64,
     gpukit_core::math::cos_f64,
     no_slice,
+    no_slice,
+    no_slice,
     no_slice
 );
+
+/// The explicit-SIMD tanh of f32 slices (x86-64 with AVX-512; `false` elsewhere).
+#[inline(always)]
+fn tanh_slice_f32(src: Option<&[f32]>, out: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return logistic_x86::tanh_f32_slice(src, out);
+    #[cfg(not(target_arch = "x86_64"))]
+    return no_slice(src, out);
+}
+
+/// The explicit-SIMD sigmoid of f32 slices (x86-64 with AVX-512; `false` elsewhere).
+#[inline(always)]
+fn sigmoid_slice_f32(src: Option<&[f32]>, out: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return logistic_x86::sigmoid_f32_slice(src, out);
+    #[cfg(not(target_arch = "x86_64"))]
+    return no_slice(src, out);
+}
 
 /// The explicit-SIMD `erf` of f32 slices (x86-64; `false` elsewhere).
 #[inline(always)]
