@@ -9,10 +9,10 @@ use gpukit_core::numeric::{Arith, BinaryOp, Real, UnaryOp, abs, neg, relu, rsqrt
 use gpukit_core::{Element, Result};
 use rayon::prelude::*;
 
+use super::reduce::CpuFloat;
 use super::simd::dispatch;
 use super::{PAR_GRAIN, arg_err, input_slice};
 use crate::args::{BuiltinArgs, RawBuf};
-use super::reduce::CpuFloat;
 use crate::vmath::LaneMath;
 
 const fn bop(c: u8) -> BinaryOp {

@@ -17,8 +17,8 @@ use gpukit_core::{DType, Element, Result};
 use rayon::prelude::*;
 
 use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
-use crate::kernels::reduce::{CpuFloat, shape_dot, shape_dot_stored, shape_sum};
 use crate::kernels::elementwise::{SliceFn, slice_task};
+use crate::kernels::reduce::{CpuFloat, shape_dot, shape_dot_stored, shape_sum};
 use crate::kernels::simd::{dispatch, simd_level};
 use crate::kernels::softmax::{SoftReal, softmax_rows};
 use crate::kernels::{PAR_GRAIN, arg_err, input_slice, mul, out_range};

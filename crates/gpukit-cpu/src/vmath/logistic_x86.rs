@@ -96,7 +96,10 @@ unsafe fn run2(src: Option<&[f32]>, out: &mut [f32], f: impl Fn(V2) -> V2) {
         // SAFETY: i + 32 <= n, and `inp` holds at least n elements (`out`, or `src` by
         // the caller's guarantee); the loads of a range happen before its stores.
         unsafe {
-            let y = f([_mm512_loadu_ps(inp.add(i)), _mm512_loadu_ps(inp.add(i + 16))]);
+            let y = f([
+                _mm512_loadu_ps(inp.add(i)),
+                _mm512_loadu_ps(inp.add(i + 16)),
+            ]);
             _mm512_storeu_ps(dst.add(i), y[0]);
             _mm512_storeu_ps(dst.add(i + 16), y[1]);
         }
@@ -189,7 +192,11 @@ fn tanh2(x: V2) -> V2 {
     let z = both(|j| _mm512_mul_ps(x[j], x[j]));
     let p = horner2(z, &TANH_F32);
     let ys = both(|j| {
-        _mm512_mask_blend_ps(zero[j], _mm512_fmadd_ps(_mm512_mul_ps(x[j], z[j]), p[j], x[j]), x[j])
+        _mm512_mask_blend_ps(
+            zero[j],
+            _mm512_fmadd_ps(_mm512_mul_ps(x[j], z[j]), p[j], x[j]),
+            x[j],
+        )
     });
     // 0.5625 <= |x| < 9.5: 1 - 2/(e^{2|x|} + 1) in double words, on the stand-in 1.0
     // elsewhere.
@@ -202,7 +209,10 @@ fn tanh2(x: V2) -> V2 {
     let dl = both(|j| _mm512_add_ps(_mm512_add_ps(_mm512_sub_ps(eh[j], dh[j]), one), el[j]));
     let qh = both(|j| _mm512_div_ps(two, dh[j]));
     let rr = both(|j| {
-        _mm512_sub_ps(_mm512_fnmadd_ps(qh[j], dh[j], two), _mm512_mul_ps(qh[j], dl[j]))
+        _mm512_sub_ps(
+            _mm512_fnmadd_ps(qh[j], dh[j], two),
+            _mm512_mul_ps(qh[j], dl[j]),
+        )
     });
     let ql = both(|j| _mm512_div_ps(rr[j], dh[j]));
     let yh = both(|j| _mm512_sub_ps(one, qh[j]));
@@ -344,7 +354,10 @@ mod tests {
                     assert!(f(Some(x), &mut buf[20..20 + n]));
                     for (i, &v) in buf.iter().enumerate() {
                         if (20..20 + n).contains(&i) {
-                            assert!(same32(v, scalar(x[i - 20])), "{name} n {n} off {off} at {i}");
+                            assert!(
+                                same32(v, scalar(x[i - 20])),
+                                "{name} n {n} off {off} at {i}"
+                            );
                         } else {
                             assert_eq!(v.to_bits(), SENTINEL, "{name} n {n}: wrote {i}");
                         }

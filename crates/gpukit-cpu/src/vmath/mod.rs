@@ -36,9 +36,9 @@ use gpukit_core::numeric::Real;
 
 #[cfg(target_arch = "x86_64")]
 mod erf_x86;
+mod funcs;
 #[cfg(target_arch = "x86_64")]
 mod logistic_x86;
-mod funcs;
 #[cfg(test)]
 pub(crate) mod tests;
 
