@@ -418,7 +418,7 @@ fn exp_kernel8(x: __m256, xl: __m256) -> (__m256i, __m256, __m256) {
 mod tests {
     use super::*;
     use crate::kernels::simd::{SimdLevel, levels, set_thread_simd_limit};
-    use crate::vmath::tests::{exhaustive_wanted, inputs_f32, same32};
+    use crate::vmath::tests::{exhaustive_wanted, inputs_f32, mismatches32, same32, sweep_all_f32};
     use gpukit_core::math;
 
     /// GELU (erf form) from the scalar `erf`: the op's definition (docs/ops/norm.md).
@@ -526,7 +526,6 @@ mod tests {
     /// `GPUKIT_VMATH_EXHAUSTIVE=1` (`GPUKIT_VMATH_EXHAUSTIVE_FNS=erf_slice,gelu_slice`).
     #[test]
     fn exhaustive_slices_when_asked() {
-        use rayon::prelude::*;
         type F = fn(Option<&[f32]>, &mut [f32]) -> bool;
         type S = fn(f32) -> f32;
         let fns: [(&str, F, S); 2] = [
@@ -537,30 +536,12 @@ mod tests {
             if !exhaustive_wanted(name) {
                 continue;
             }
-            const BLOCK: u64 = 1 << 20;
-            let bad: u64 = (0..(1u64 << 32) / BLOCK)
-                .into_par_iter()
-                .map(|b| {
-                    let xs: Vec<f32> = (b * BLOCK..(b + 1) * BLOCK)
-                        .map(|i| f32::from_bits(i as u32))
-                        .collect();
-                    let mut want = xs.clone();
-                    crate::kernels::simd::dispatch(
-                        #[inline(always)]
-                        || want.iter_mut().for_each(|v| *v = scalar(*v)),
-                    );
-                    let mut bad = 0;
-                    for level in vector_levels() {
-                        let out = run_at(level, &xs, f);
-                        bad += out
-                            .iter()
-                            .zip(&want)
-                            .filter(|&(&y, &w)| !same32(y, w))
-                            .count() as u64;
-                    }
-                    bad
-                })
-                .sum();
+            let bad = sweep_all_f32(scalar, |xs, want| {
+                vector_levels()
+                    .into_iter()
+                    .map(|level| mismatches32(&run_at(level, xs, f), want))
+                    .sum()
+            });
             eprintln!("exhaustive {name}: {bad} mismatches over 2^32 inputs");
             assert_eq!(bad, 0, "{name}");
         }

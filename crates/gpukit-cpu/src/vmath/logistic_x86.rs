@@ -284,7 +284,7 @@ fn sigmoid2(x: V2) -> V2 {
 mod tests {
     use super::*;
     use crate::kernels::simd::{detected_simd_level, set_thread_simd_limit};
-    use crate::vmath::tests::{exhaustive_wanted, inputs_f32, same32};
+    use crate::vmath::tests::{exhaustive_wanted, inputs_f32, mismatches32, same32, sweep_all_f32};
     use gpukit_core::math;
 
     type F = fn(Option<&[f32]>, &mut [f32]) -> bool;
@@ -386,7 +386,6 @@ mod tests {
     /// (`GPUKIT_VMATH_EXHAUSTIVE_FNS=tanh_slice,sigmoid_slice` picks).
     #[test]
     fn exhaustive_slices_when_asked() {
-        use rayon::prelude::*;
         if !have() {
             return;
         }
@@ -394,25 +393,7 @@ mod tests {
             if !exhaustive_wanted(name) {
                 continue;
             }
-            const BLOCK: u64 = 1 << 20;
-            let bad: u64 = (0..(1u64 << 32) / BLOCK)
-                .into_par_iter()
-                .map(|b| {
-                    let xs: Vec<f32> = (b * BLOCK..(b + 1) * BLOCK)
-                        .map(|i| f32::from_bits(i as u32))
-                        .collect();
-                    let mut want = xs.clone();
-                    crate::kernels::simd::dispatch(
-                        #[inline(always)]
-                        || want.iter_mut().for_each(|v| *v = scalar(*v)),
-                    );
-                    let out = run_both(&xs, f);
-                    out.iter()
-                        .zip(&want)
-                        .filter(|&(&y, &w)| !same32(y, w))
-                        .count() as u64
-                })
-                .sum();
+            let bad = sweep_all_f32(scalar, |xs, want| mismatches32(&run_both(xs, f), want));
             eprintln!("exhaustive {name}: {bad} mismatches over 2^32 inputs");
             assert_eq!(bad, 0, "{name}");
         }

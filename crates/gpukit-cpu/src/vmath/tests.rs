@@ -253,17 +253,17 @@ fn simd_levels() -> Vec<crate::kernels::simd::SimdLevel> {
     v
 }
 
-/// Every f32 input (2^32 of them) through `lane` at every SIMD level, against `scalar`
-/// (both inlined into loops compiled for the level).
-pub(crate) fn exhaustive32(
-    name: &str,
-    lane: impl Fn(f32) -> f32 + Copy + Sync,
+/// Every f32 input (2^32 of them), in blocks of 2^20 on rayon's threads: `check(xs,
+/// want)` gets a block and `scalar`'s values for it (computed in a loop compiled for the
+/// detected level) and returns how many of its candidate's values differ. Returns the
+/// total.
+pub(crate) fn sweep_all_f32(
     scalar: impl Fn(f32) -> f32 + Copy + Sync,
-) {
+    check: impl Fn(&[f32], &[f32]) -> u64 + Sync,
+) -> u64 {
     use rayon::prelude::*;
     const BLOCK: u64 = 1 << 20;
-    let t = std::time::Instant::now();
-    let bad = (0..(1u64 << 32) / BLOCK)
+    (0..(1u64 << 32) / BLOCK)
         .into_par_iter()
         .map(|b| {
             let xs: Vec<f32> = (b * BLOCK..(b + 1) * BLOCK)
@@ -274,40 +274,61 @@ pub(crate) fn exhaustive32(
                 #[inline(always)]
                 || want.iter_mut().for_each(|v| *v = scalar(*v)),
             );
-            let mut bad = 0u64;
-            // The SIMD levels (the scalar level runs the same Rust code without
-            // vectorisation, with the library fma: covered by the sampled tests, and
-            // hours to run over 2^32 inputs).
-            for level in simd_levels() {
-                let mut out = xs.clone();
-                crate::kernels::simd::run_at(
-                    level,
-                    #[inline(always)]
-                    || out.iter_mut().for_each(|v| *v = lane(*v)),
-                );
-                for ((&x, &y), &w) in xs.iter().zip(&out).zip(&want) {
-                    if !same32(y, w) {
-                        if bad == 0 {
-                            eprintln!(
-                                "{name} at {level:?}: x = {:#010x}: lane {:#010x}, scalar {:#010x}",
-                                x.to_bits(),
-                                y.to_bits(),
-                                w.to_bits()
-                            );
-                        }
-                        bad += 1;
+            check(&xs, &want)
+        })
+        .sum()
+}
+
+/// Every f32 input (2^32 of them) through `lane` at every SIMD level, against `scalar`
+/// (both inlined into loops compiled for the level).
+pub(crate) fn exhaustive32(
+    name: &str,
+    lane: impl Fn(f32) -> f32 + Copy + Sync,
+    scalar: impl Fn(f32) -> f32 + Copy + Sync,
+) {
+    let t = std::time::Instant::now();
+    let bad = sweep_all_f32(scalar, |xs, want| {
+        let mut bad = 0u64;
+        // The SIMD levels (the scalar level runs the same Rust code without
+        // vectorisation, with the library fma: covered by the sampled tests, and
+        // hours to run over 2^32 inputs).
+        for level in simd_levels() {
+            let mut out = xs.to_vec();
+            crate::kernels::simd::run_at(
+                level,
+                #[inline(always)]
+                || out.iter_mut().for_each(|v| *v = lane(*v)),
+            );
+            for ((&x, &y), &w) in xs.iter().zip(&out).zip(want) {
+                if !same32(y, w) {
+                    if bad == 0 {
+                        eprintln!(
+                            "{name} at {level:?}: x = {:#010x}: lane {:#010x}, scalar {:#010x}",
+                            x.to_bits(),
+                            y.to_bits(),
+                            w.to_bits()
+                        );
                     }
+                    bad += 1;
                 }
             }
-            bad
-        })
-        .sum::<u64>();
+        }
+        bad
+    });
     eprintln!(
         "exhaustive {name}: {bad} mismatches over 2^32 inputs at {:?}, {:.0} s",
         simd_levels(),
         t.elapsed().as_secs_f64()
     );
     assert_eq!(bad, 0, "{name}: {bad} mismatching inputs");
+}
+
+/// How many of `got` differ from `want` (any NaN equals any NaN).
+pub(crate) fn mismatches32(got: &[f32], want: &[f32]) -> u64 {
+    got.iter()
+        .zip(want)
+        .filter(|&(&y, &w)| !same32(y, w))
+        .count() as u64
 }
 
 /// All 2^32 f32 inputs of each function, only with `GPUKIT_VMATH_EXHAUSTIVE=1`
