@@ -205,7 +205,7 @@ pub(crate) fn slice_task<T: CpuFloat<Real: LaneMath>>(
 pub(crate) fn unary<T: CpuFloat<Real: LaneMath>, const OP: u8>(
     args: &BuiltinArgs<'_>,
 ) -> Result<()> {
-    // tanh and sigmoid have explicit-SIMD loops (f32 at AVX2 and AVX-512).
+    // tanh and sigmoid have explicit-SIMD loops (f32 at AVX-512).
     let slice: Option<SliceFn<T::Real>> = match const { uop(OP) } {
         UnaryOp::Tanh => Some(T::Real::tanh_slice),
         UnaryOp::Sigmoid => Some(T::Real::sigmoid_slice),
