@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use gpukit_cpu::simd::{SimdLevel, levels, run_at, set_thread_simd_limit};
-use gpukit_cpu::vmath::LaneMath;
+use gpukit_cpu::vmath::{LaneMath, SliceOp};
 
 const N: usize = 4096;
 const REPS: usize = 2000;
@@ -45,18 +45,14 @@ fn per_elem<T: Copy + Send + Sync>(level: SimdLevel, xs: &[T], f: impl Fn(T) -> 
 
 /// Best time per element (ns) of a slice function at `level` (the thread's SIMD limit
 /// set to it), or `None` where it has no loop at that level.
-fn per_elem_slice(
-    level: SimdLevel,
-    xs: &[f32],
-    f: fn(Option<&[f32]>, &mut [f32]) -> bool,
-) -> Option<f64> {
+fn per_elem_slice(level: SimdLevel, xs: &[f32], op: SliceOp) -> Option<f64> {
     set_thread_simd_limit(Some(level));
     let mut out = xs.to_vec();
     let mut best = f64::INFINITY;
     for _ in 0..7 {
         let t = Instant::now();
         for _ in 0..REPS {
-            if !f(Some(black_box(xs)), &mut out) {
+            if !f32::slice(op, Some(black_box(xs)), &mut out) {
                 set_thread_simd_limit(None);
                 return None;
             }
@@ -122,18 +118,15 @@ fn main() {
     report!("gelu_tanh", LaneMath::gelu_tanh_l);
     report!("silu", LaneMath::silu_l);
     // The explicit-SIMD slice loops (f32), beside the lane forms' rows above.
-    for (name, f) in [
-        (
-            "erf_slice",
-            <f32 as LaneMath>::erf_slice as fn(Option<&[f32]>, &mut [f32]) -> bool,
-        ),
-        ("gelu_slice", <f32 as LaneMath>::gelu_slice),
-        ("tanh_slice", <f32 as LaneMath>::tanh_slice),
-        ("sigmoid_slice", <f32 as LaneMath>::sigmoid_slice),
+    for (name, op) in [
+        ("erf_slice", SliceOp::Erf),
+        ("gelu_slice", SliceOp::Gelu),
+        ("tanh_slice", SliceOp::Tanh),
+        ("sigmoid_slice", SliceOp::Sigmoid),
     ] {
         if want(name) {
             for level in levels() {
-                if let Some(a) = per_elem_slice(level, &x32, f) {
+                if let Some(a) = per_elem_slice(level, &x32, op) {
                     println!("{name:10} {level:?}: f32 {a:.3} ns/elem{}", cyc(a));
                 }
             }

@@ -13,7 +13,7 @@ use super::reduce::CpuFloat;
 use super::simd::dispatch;
 use super::{PAR_GRAIN, arg_err, input_slice};
 use crate::args::{BuiltinArgs, RawBuf};
-use crate::vmath::LaneMath;
+use crate::vmath::{LaneMath, SliceOp};
 
 const fn bop(c: u8) -> BinaryOp {
     match c {
@@ -151,21 +151,19 @@ fn unary_lane<R: LaneMath, const OP: u8>(x: R) -> R {
     }
 }
 
-/// The signature of [`LaneMath::erf_slice`] and its kin: an explicit-SIMD loop over a
-/// slice of the compute type, `false` (nothing touched) where it has none.
-pub(crate) type SliceFn<R> = fn(Option<&[R]>, &mut [R]) -> bool;
-
-/// One task's range through `slice` (an explicit-SIMD loop with the bits of `f`):
+/// One task's range through [`LaneMath::slice`]`(op, …)` (an explicit-SIMD loop with
+/// the bits of `f`):
 /// directly when the storage type is the compute type, else through a stack buffer of
 /// the compute type (f16, bf16: load, `slice` in place, store). `xs` is the input range
-/// (`None`: `o` in place). Returns `false`, touching nothing, where `slice` has no loop
+/// (`None`: `o` in place). Returns `false`, touching nothing, where `op` has no loop
 /// at the calling thread's SIMD level: the caller then runs `f` itself.
 pub(crate) fn slice_task<T: CpuFloat<Real: LaneMath>>(
-    slice: SliceFn<T::Real>,
+    op: SliceOp,
     f: impl Fn(T::Real) -> T::Real,
     o: &mut [T],
     xs: Option<&[T]>,
 ) -> bool {
+    let slice = |src: Option<&[T::Real]>, out: &mut [T::Real]| T::Real::slice(op, src, out);
     // An empty call says whether the loop exists at this thread's level.
     if !slice(None, &mut []) {
         return false;
@@ -206,9 +204,9 @@ pub(crate) fn unary<T: CpuFloat<Real: LaneMath>, const OP: u8>(
     args: &BuiltinArgs<'_>,
 ) -> Result<()> {
     // tanh and sigmoid have explicit-SIMD loops (f32 at AVX-512).
-    let slice: Option<SliceFn<T::Real>> = match const { uop(OP) } {
-        UnaryOp::Tanh => Some(T::Real::tanh_slice),
-        UnaryOp::Sigmoid => Some(T::Real::sigmoid_slice),
+    let slice_op = match const { uop(OP) } {
+        UnaryOp::Tanh => Some(SliceOp::Tanh),
+        UnaryOp::Sigmoid => Some(SliceOp::Sigmoid),
         _ => None,
     };
     let n = args.usize(2)?;
@@ -220,12 +218,12 @@ pub(crate) fn unary<T: CpuFloat<Real: LaneMath>, const OP: u8>(
     let sa = unsafe { source(&out, &a, n) };
     let body = |s: usize, o: &mut [T]| {
         let e = s + o.len();
-        if let Some(sf) = slice {
+        if let Some(op) = slice_op {
             let xs = match &sa {
                 Src::Out => None,
                 Src::Slice(a) => Some(&a[s..e]),
             };
-            if slice_task(sf, unary_lane::<T::Real, OP>, o, xs) {
+            if slice_task(op, unary_lane::<T::Real, OP>, o, xs) {
                 return;
             }
         }

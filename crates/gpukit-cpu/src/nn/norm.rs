@@ -17,12 +17,12 @@ use gpukit_core::{DType, Element, Result};
 use rayon::prelude::*;
 
 use crate::args::{BuiltinArgs, BuiltinFn, RawBuf};
-use crate::kernels::elementwise::{SliceFn, slice_task};
+use crate::kernels::elementwise::slice_task;
 use crate::kernels::reduce::{CpuFloat, shape_dot, shape_dot_stored, shape_sum};
 use crate::kernels::simd::{dispatch, simd_level};
 use crate::kernels::softmax::{SoftReal, softmax_rows};
 use crate::kernels::{PAR_GRAIN, arg_err, input_slice, mul, out_range};
-use crate::vmath::LaneMath;
+use crate::vmath::{LaneMath, SliceOp};
 
 /// Runs `task(t)` for `t < tasks`, in parallel when there is more than one.
 pub(super) fn for_tasks(tasks: usize, task: impl Fn(usize) + Sync + Send) {
@@ -121,15 +121,15 @@ fn eltwise_with<T: FloatElement>(
     Ok(())
 }
 
-/// As [`eltwise`], but each task first tries `slice`, an explicit-SIMD loop with the
-/// bits of `f` ([`slice_task`]).
+/// As [`eltwise`], but each task first tries `op`'s explicit-SIMD loop, with the bits
+/// of `f` ([`slice_task`]).
 fn eltwise_slice<T: CpuFloat<Real: LaneMath>>(
     args: &BuiltinArgs<'_>,
     f: impl Fn(T::Real) -> T::Real + Sync + Send + Copy,
-    slice: SliceFn<T::Real>,
+    op: SliceOp,
 ) -> Result<()> {
     eltwise_with::<T>(args, f, move |o: &mut [T], xs: Option<&[T]>| {
-        slice_task(slice, f, o, xs)
+        slice_task(op, f, o, xs)
     })
 }
 
@@ -155,7 +155,7 @@ fn erf<T: CpuFloat<Real: LaneMath>>(args: &BuiltinArgs<'_>) -> Result<()> {
         args,
         #[inline(always)]
         |r| r.erf_l(),
-        T::Real::erf_slice,
+        SliceOp::Erf,
     )
 }
 
@@ -194,7 +194,7 @@ fn gelu<T: CpuFloat<Real: LaneMath>>(args: &BuiltinArgs<'_>) -> Result<()> {
         args,
         #[inline(always)]
         |r| r.gelu_l(),
-        T::Real::gelu_slice,
+        SliceOp::Gelu,
     )
 }
 

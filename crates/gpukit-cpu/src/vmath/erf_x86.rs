@@ -8,8 +8,9 @@
 //! multiply-adds, which bind the loop to the FMA ports). Here every lane computes its
 //! own path's index (0 for `ERF_F32`, 1–3 for the erfc pieces) and runs one Horner
 //! evaluation of degree 6, whose argument and coefficients are its own path's: each
-//! coefficient is an in-lane permute of a small table (`vpermilps`). The fused multiply-adds
-//! are the same operations on the same values, so every lane has the lane form's bits.
+//! coefficient is an in-lane permute of a small table (`vpermilps`). The fused
+//! multiply-adds are the same operations on the same values, so every lane has the lane
+//! form's bits.
 //! The one piece of degree 5 (`ERFC_F32_2`) gets a leading zero coefficient, whose first
 //! step `fma(0, t, c₅)` is exactly `c₅` (its argument `|x| - 3.25` is finite). LLVM does
 //! not keep this shape when it is written as selects in the lane form (it splits the
@@ -70,16 +71,16 @@ static TABLES: Tables = {
 const FRAC_1_SQRT_2_F32: f32 = std::f64::consts::FRAC_1_SQRT_2 as f32;
 
 /// `erf` over `src` (or `out` itself, in place, when `src` is `None`) into `out`, at
-/// the current SIMD level: the bits of [`super::erf_f32`] for every element. Returns
-/// `false`, touching nothing, when the level is below AVX2 (or the target is not
-/// x86-64) or `src` is shorter than `out`.
+/// the calling thread's SIMD level: the bits of [`super::erf_f32`] for every element.
+/// Returns `false`, touching nothing, when the level is below AVX2 or `src` is shorter
+/// than `out`.
 pub(crate) fn erf_f32_slice(src: Option<&[f32]>, out: &mut [f32]) -> bool {
     run(src, out, false)
 }
 
 /// GELU (erf form) over `src` (or `out` in place) into `out`: the bits of
-/// [`LaneMath::gelu_l`](super::LaneMath::gelu_l) for every element. Returns `false`, touching nothing, as
-/// [`erf_f32_slice`] does.
+/// [`LaneMath::gelu_l`](super::LaneMath::gelu_l) for every element. Returns `false`,
+/// touching nothing, as [`erf_f32_slice`] does.
 pub(crate) fn gelu_f32_slice(src: Option<&[f32]>, out: &mut [f32]) -> bool {
     run(src, out, true)
 }

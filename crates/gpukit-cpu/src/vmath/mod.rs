@@ -61,18 +61,13 @@ pub trait LaneMath: Real {
     fn sigmoid_l(self) -> Self;
     /// [`Real::erf`] in lane form.
     fn erf_l(self) -> Self;
-    /// `out[i] = erf(src[i])` (`src` `None`: in place) with explicit SIMD, where this
-    /// type and the current SIMD level have such a loop (f32 at AVX2 or AVX-512): the
-    /// bits of [`LaneMath::erf_l`]. Returns `false`, touching nothing, where there is
-    /// none (the caller then loops over [`LaneMath::erf_l`]) or `src` is shorter than
-    /// `out`.
-    fn erf_slice(src: Option<&[Self]>, out: &mut [Self]) -> bool;
-    /// As [`LaneMath::erf_slice`], for [`LaneMath::gelu_l`].
-    fn gelu_slice(src: Option<&[Self]>, out: &mut [Self]) -> bool;
-    /// As [`LaneMath::erf_slice`], for [`LaneMath::tanh_l`] (f32 at AVX-512 only).
-    fn tanh_slice(src: Option<&[Self]>, out: &mut [Self]) -> bool;
-    /// As [`LaneMath::erf_slice`], for [`LaneMath::sigmoid_l`] (f32 at AVX-512 only).
-    fn sigmoid_slice(src: Option<&[Self]>, out: &mut [Self]) -> bool;
+    /// `out[i] = op(src[i])` (`src` `None`: in place) with an explicit-SIMD loop, where
+    /// this type and the calling thread's SIMD level have one (f32: erf and GELU at AVX2
+    /// or AVX-512, tanh and sigmoid at AVX-512): the bits of the lane form
+    /// ([`LaneMath::erf_l`], [`LaneMath::gelu_l`], [`LaneMath::tanh_l`],
+    /// [`LaneMath::sigmoid_l`]). Returns `false`, touching nothing, where there is none
+    /// (the caller then loops over the lane form) or `src` is shorter than `out`.
+    fn slice(op: SliceOp, src: Option<&[Self]>, out: &mut [Self]) -> bool;
     /// [`Real::sin`] in lane form (f32: the scalar function itself, which is
     /// branch-free; f64: the scalar function, one element at a time).
     fn sin_l(self) -> Self;
@@ -135,7 +130,7 @@ pub trait LaneMath: Real {
 
 macro_rules! lane_math {
     ($t:ty, $sel:ident, $exp:ident, $log:ident, $tanh:ident, $sig:ident, $erf:ident, $sin:path, $cos:path,
-     $erfs:path, $gelus:path, $tanhs:path, $sigs:path) => {
+     $slice:path) => {
         impl LaneMath for $t {
             #[inline(always)]
             fn select(m: bool, a: $t, b: $t) -> $t {
@@ -162,20 +157,8 @@ macro_rules! lane_math {
                 $erf(self)
             }
             #[inline(always)]
-            fn erf_slice(src: Option<&[$t]>, out: &mut [$t]) -> bool {
-                $erfs(src, out)
-            }
-            #[inline(always)]
-            fn gelu_slice(src: Option<&[$t]>, out: &mut [$t]) -> bool {
-                $gelus(src, out)
-            }
-            #[inline(always)]
-            fn tanh_slice(src: Option<&[$t]>, out: &mut [$t]) -> bool {
-                $tanhs(src, out)
-            }
-            #[inline(always)]
-            fn sigmoid_slice(src: Option<&[$t]>, out: &mut [$t]) -> bool {
-                $sigs(src, out)
+            fn slice(op: SliceOp, src: Option<&[$t]>, out: &mut [$t]) -> bool {
+                $slice(op, src, out)
             }
             #[inline(always)]
             fn sin_l(self) -> $t {
@@ -199,10 +182,7 @@ lane_math!(
     erf_f32,
     gpukit_core::math::sin_f32,
     gpukit_core::math::cos_f32,
-    erf_slice_f32,
-    gelu_slice_f32,
-    tanh_slice_f32,
-    sigmoid_slice_f32
+    slice_f32
 );
 lane_math!(
     f64,
@@ -214,51 +194,39 @@ lane_math!(
     erf_f64,
     gpukit_core::math::sin_f64,
     gpukit_core::math::cos_f64,
-    no_slice,
-    no_slice,
-    no_slice,
     no_slice
 );
 
-/// The explicit-SIMD tanh of f32 slices (x86-64 with AVX-512; `false` elsewhere).
-#[inline(always)]
-fn tanh_slice_f32(src: Option<&[f32]>, out: &mut [f32]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return logistic_x86::tanh_f32_slice(src, out);
-    #[cfg(not(target_arch = "x86_64"))]
-    return no_slice(src, out);
+/// A function with an explicit-SIMD slice loop ([`LaneMath::slice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SliceOp {
+    /// `erf`.
+    Erf,
+    /// GELU, erf form.
+    Gelu,
+    /// `tanh`.
+    Tanh,
+    /// `sigmoid`.
+    Sigmoid,
 }
 
-/// The explicit-SIMD sigmoid of f32 slices (x86-64 with AVX-512; `false` elsewhere).
+/// The explicit-SIMD loops of f32 slices (x86-64; `false` elsewhere).
 #[inline(always)]
-fn sigmoid_slice_f32(src: Option<&[f32]>, out: &mut [f32]) -> bool {
+fn slice_f32(op: SliceOp, src: Option<&[f32]>, out: &mut [f32]) -> bool {
     #[cfg(target_arch = "x86_64")]
-    return logistic_x86::sigmoid_f32_slice(src, out);
+    return match op {
+        SliceOp::Erf => erf_x86::erf_f32_slice(src, out),
+        SliceOp::Gelu => erf_x86::gelu_f32_slice(src, out),
+        SliceOp::Tanh => logistic_x86::tanh_f32_slice(src, out),
+        SliceOp::Sigmoid => logistic_x86::sigmoid_f32_slice(src, out),
+    };
     #[cfg(not(target_arch = "x86_64"))]
-    return no_slice(src, out);
-}
-
-/// The explicit-SIMD `erf` of f32 slices (x86-64; `false` elsewhere).
-#[inline(always)]
-fn erf_slice_f32(src: Option<&[f32]>, out: &mut [f32]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return erf_x86::erf_f32_slice(src, out);
-    #[cfg(not(target_arch = "x86_64"))]
-    return no_slice(src, out);
-}
-
-/// The explicit-SIMD GELU of f32 slices (x86-64; `false` elsewhere).
-#[inline(always)]
-fn gelu_slice_f32(src: Option<&[f32]>, out: &mut [f32]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return erf_x86::gelu_f32_slice(src, out);
-    #[cfg(not(target_arch = "x86_64"))]
-    return no_slice(src, out);
+    return no_slice(op, src, out);
 }
 
 /// No explicit-SIMD loop for this type: the caller runs the lane form.
 #[inline(always)]
-fn no_slice<T>(_src: Option<&[T]>, _out: &mut [T]) -> bool {
+fn no_slice<T>(_op: SliceOp, _src: Option<&[T]>, _out: &mut [T]) -> bool {
     false
 }
 
