@@ -203,10 +203,11 @@ pub(crate) fn slice_task<T: CpuFloat<Real: LaneMath>>(
 pub(crate) fn unary<T: CpuFloat<Real: LaneMath>, const OP: u8>(
     args: &BuiltinArgs<'_>,
 ) -> Result<()> {
-    // tanh and sigmoid have explicit-SIMD loops (f32 at AVX-512).
+    // tanh, sigmoid and exp have explicit-SIMD loops (f32 at AVX-512).
     let slice_op = match const { uop(OP) } {
         UnaryOp::Tanh => Some(SliceOp::Tanh),
         UnaryOp::Sigmoid => Some(SliceOp::Sigmoid),
+        UnaryOp::Exp => Some(SliceOp::Exp),
         _ => None,
     };
     let n = args.usize(2)?;

@@ -108,6 +108,10 @@ pub(crate) fn max_lanes<R: SoftReal>(x: &[R]) -> R {
 #[inline(always)]
 fn exp_sum_chunk<R: SoftReal>(m: R, src: Option<&[R]>, e: &mut [R]) -> R {
     let mut acc = [R::ZERO; LANES];
+    // An explicit-SIMD loop where there is one (f32 at AVX-512), else the lane form.
+    if R::exp_sum(m, src, e, &mut acc) {
+        return reduce::tree(acc, |a, b| a + b);
+    }
     let full = e.len() / LANES * LANES;
     match src {
         Some(x) => {

@@ -20,7 +20,9 @@
 
 use std::arch::x86_64::*;
 
-use gpukit_core::math::{EXP_F32, LN2_HI_F32, LN2_LO_F32, LOG2E_F32, MAGIC_F32, TANH_F32};
+use gpukit_core::math::TANH_F32;
+
+use super::exp_x86::{V2, both, exp_kernel2, horner2, pow2i, run2};
 
 use crate::kernels::simd::{SimdLevel, simd_level};
 
@@ -52,15 +54,6 @@ fn run(src: Option<&[f32]>, out: &mut [f32], sigmoid: bool) -> bool {
     true
 }
 
-/// Two vectors.
-type V2 = [__m512; 2];
-
-/// `[f(0), f(1)]`: one step written for both vectors.
-#[inline(always)]
-fn both<U>(f: impl Fn(usize) -> U) -> [U; 2] {
-    [f(0), f(1)]
-}
-
 /// The tanh loop.
 ///
 /// # Safety
@@ -79,100 +72,6 @@ unsafe fn tanh_loop(src: Option<&[f32]>, out: &mut [f32]) {
 unsafe fn sigmoid_loop(src: Option<&[f32]>, out: &mut [f32]) {
     // SAFETY: as the caller guarantees.
     unsafe { run2(src, out, |x| sigmoid2(x)) }
-}
-
-/// `f` over the slice, 32 elements at a time, then the rest (up to 31) through
-/// masked loads and stores (lanes past the end compute on zeros and are not stored).
-///
-/// # Safety
-/// Inlined into a caller with AVX-512F; `src`, when given, at least as long as `out`.
-#[inline(always)]
-unsafe fn run2(src: Option<&[f32]>, out: &mut [f32], f: impl Fn(V2) -> V2) {
-    let n = out.len();
-    let dst = out.as_mut_ptr();
-    let inp = src.map_or(dst.cast_const(), <[f32]>::as_ptr);
-    let mut i = 0;
-    while i + 32 <= n {
-        // SAFETY: i + 32 <= n, and `inp` holds at least n elements (`out`, or `src` by
-        // the caller's guarantee); the loads of a range happen before its stores.
-        unsafe {
-            let y = f([
-                _mm512_loadu_ps(inp.add(i)),
-                _mm512_loadu_ps(inp.add(i + 16)),
-            ]);
-            _mm512_storeu_ps(dst.add(i), y[0]);
-            _mm512_storeu_ps(dst.add(i + 16), y[1]);
-        }
-        i += 32;
-    }
-    if i < n {
-        let r = n - i;
-        let k0: __mmask16 = if r >= 16 { u16::MAX } else { (1u16 << r) - 1 };
-        let k1: __mmask16 = if r > 16 { (1u16 << (r - 16)) - 1 } else { 0 };
-        // SAFETY: masked-off lanes are neither read nor written (they do not fault);
-        // the lanes kept are inside both slices.
-        unsafe {
-            let x0 = _mm512_maskz_loadu_ps(k0, inp.add(i));
-            let x1 = _mm512_maskz_loadu_ps(k1, inp.add((i + 16).min(n)));
-            let y = f([x0, x1]);
-            _mm512_mask_storeu_ps(dst.add(i), k0, y[0]);
-            _mm512_mask_storeu_ps(dst.add((i + 16).min(n)), k1, y[1]);
-        }
-    }
-}
-
-/// `c[0] + x·(c[1] + x·(…))`, one fused multiply-add per step (the scalar
-/// `horner_f32`), on both vectors.
-#[inline]
-#[target_feature(enable = "avx512f,fma")]
-fn horner2(x: V2, c: &[f32]) -> V2 {
-    let mut acc = both(|_| _mm512_set1_ps(c[c.len() - 1]));
-    for &ci in c[..c.len() - 1].iter().rev() {
-        let cv = _mm512_set1_ps(ci);
-        acc = both(|j| _mm512_fmadd_ps(acc[j], x[j], cv));
-    }
-    acc
-}
-
-/// The lane form's `exp_kernel_f32(x, 0.0)` on both vectors: `(k, hi, lo)`.
-#[inline]
-#[target_feature(enable = "avx512f,fma")]
-fn exp_kernel2(x: V2) -> ([__m512i; 2], V2, V2) {
-    let magic = _mm512_set1_ps(MAGIC_F32);
-    let one = _mm512_set1_ps(1.0);
-    let zero = _mm512_setzero_ps();
-    let t = both(|j| _mm512_fmadd_ps(x[j], _mm512_set1_ps(LOG2E_F32), magic));
-    let kf = both(|j| _mm512_sub_ps(t[j], magic));
-    let k = both(|j| {
-        _mm512_sub_epi32(
-            _mm512_castps_si512(t[j]),
-            _mm512_set1_epi32(MAGIC_F32.to_bits() as i32),
-        )
-    });
-    // fma(-kf, c, v) = fnmadd(kf, c, v): the product's sign flips exactly.
-    let r_hi = both(|j| _mm512_fnmadd_ps(kf[j], _mm512_set1_ps(LN2_HI_F32), x[j]));
-    let r_lo = both(|j| _mm512_fnmadd_ps(kf[j], _mm512_set1_ps(LN2_LO_F32), zero));
-    let r = both(|j| _mm512_add_ps(r_hi[j], r_lo[j]));
-    let r_err = both(|j| _mm512_sub_ps(r_lo[j], _mm512_sub_ps(r[j], r_hi[j])));
-    let r2 = both(|j| _mm512_mul_ps(r[j], r[j]));
-    let q = horner2(r, &EXP_F32);
-    let p = both(|j| _mm512_fmadd_ps(r2[j], q[j], _mm512_fmadd_ps(r_err[j], r[j], r_err[j])));
-    let s = both(|j| _mm512_add_ps(one, r[j]));
-    let e = both(|j| _mm512_add_ps(_mm512_sub_ps(one, s[j]), r[j]));
-    let t = both(|j| _mm512_add_ps(e[j], p[j]));
-    let hi = both(|j| _mm512_add_ps(s[j], t[j]));
-    let lo = both(|j| _mm512_add_ps(_mm512_sub_ps(s[j], hi[j]), t[j]));
-    (k, hi, lo)
-}
-
-/// `2^k` from the bits (`-126 <= k <= 127`).
-#[inline]
-#[target_feature(enable = "avx512f")]
-fn pow2i(k: __m512i) -> __m512 {
-    _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(
-        k,
-        _mm512_set1_epi32(127),
-    )))
 }
 
 /// `tanh` on two vectors.

@@ -33,9 +33,12 @@ use gpukit_core::math::{
     MAGIC_F32, MAGIC_F64, horner_f32, horner_f64,
 };
 use gpukit_core::numeric::Real;
+use gpukit_core::reduce::LANES;
 
 #[cfg(target_arch = "x86_64")]
 mod erf_x86;
+#[cfg(target_arch = "x86_64")]
+mod exp_x86;
 mod funcs;
 #[cfg(target_arch = "x86_64")]
 mod logistic_x86;
@@ -63,11 +66,18 @@ pub trait LaneMath: Real {
     fn erf_l(self) -> Self;
     /// `out[i] = op(src[i])` (`src` `None`: in place) with an explicit-SIMD loop, where
     /// this type and the calling thread's SIMD level have one (f32: erf and GELU at AVX2
-    /// or AVX-512, tanh and sigmoid at AVX-512): the bits of the lane form
+    /// or AVX-512, tanh, sigmoid and exp at AVX-512): the bits of the lane form
     /// ([`LaneMath::erf_l`], [`LaneMath::gelu_l`], [`LaneMath::tanh_l`],
-    /// [`LaneMath::sigmoid_l`]). Returns `false`, touching nothing, where there is none
+    /// [`LaneMath::sigmoid_l`], [`LaneMath::exp_l`]). Returns `false`, touching nothing, where there is none
     /// (the caller then loops over the lane form) or `src` is shorter than `out`.
     fn slice(op: SliceOp, src: Option<&[Self]>, out: &mut [Self]) -> bool;
+    /// Softmax's exp-and-sum pass over one chunk with an explicit-SIMD loop, where this
+    /// type and the calling thread's SIMD level have one (f32 at AVX-512):
+    /// `e_j = exp(x_j - m)` ([`LaneMath::exp_l`]) for the input `x` (`src`, or `e`
+    /// itself in place when `None`), each added to `acc[j % 32]` in order of `j`.
+    /// Returns `false`, touching nothing, where there is none (the caller then runs the
+    /// lane form) or `src` is shorter than `e`.
+    fn exp_sum(m: Self, src: Option<&[Self]>, e: &mut [Self], acc: &mut [Self; LANES]) -> bool;
     /// [`Real::sin`] in lane form (f32: the scalar function itself, which is
     /// branch-free; f64: the scalar function, one element at a time).
     fn sin_l(self) -> Self;
@@ -130,7 +140,7 @@ pub trait LaneMath: Real {
 
 macro_rules! lane_math {
     ($t:ty, $sel:ident, $exp:ident, $log:ident, $tanh:ident, $sig:ident, $erf:ident, $sin:path, $cos:path,
-     $slice:path) => {
+     $slice:path, $exp_sum:path) => {
         impl LaneMath for $t {
             #[inline(always)]
             fn select(m: bool, a: $t, b: $t) -> $t {
@@ -161,6 +171,10 @@ macro_rules! lane_math {
                 $slice(op, src, out)
             }
             #[inline(always)]
+            fn exp_sum(m: $t, src: Option<&[$t]>, e: &mut [$t], acc: &mut [$t; LANES]) -> bool {
+                $exp_sum(m, src, e, acc)
+            }
+            #[inline(always)]
             fn sin_l(self) -> $t {
                 $sin(self)
             }
@@ -182,7 +196,8 @@ lane_math!(
     erf_f32,
     gpukit_core::math::sin_f32,
     gpukit_core::math::cos_f32,
-    slice_f32
+    slice_f32,
+    exp_sum_f32
 );
 lane_math!(
     f64,
@@ -194,7 +209,8 @@ lane_math!(
     erf_f64,
     gpukit_core::math::sin_f64,
     gpukit_core::math::cos_f64,
-    no_slice
+    no_slice,
+    no_exp_sum
 );
 
 /// A function with an explicit-SIMD slice loop ([`LaneMath::slice`]).
@@ -208,6 +224,8 @@ pub enum SliceOp {
     Tanh,
     /// `sigmoid`.
     Sigmoid,
+    /// `exp`.
+    Exp,
 }
 
 /// The explicit-SIMD loops of f32 slices (x86-64; `false` elsewhere).
@@ -219,9 +237,25 @@ fn slice_f32(op: SliceOp, src: Option<&[f32]>, out: &mut [f32]) -> bool {
         SliceOp::Gelu => erf_x86::gelu_f32_slice(src, out),
         SliceOp::Tanh => logistic_x86::tanh_f32_slice(src, out),
         SliceOp::Sigmoid => logistic_x86::sigmoid_f32_slice(src, out),
+        SliceOp::Exp => exp_x86::exp_f32_slice(src, out),
     };
     #[cfg(not(target_arch = "x86_64"))]
     return no_slice(op, src, out);
+}
+
+/// Softmax's explicit-SIMD exp-and-sum loop for f32 (x86-64; `false` elsewhere).
+#[inline(always)]
+fn exp_sum_f32(m: f32, src: Option<&[f32]>, e: &mut [f32], acc: &mut [f32; LANES]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return exp_x86::exp_sum_f32(m, src, e, acc);
+    #[cfg(not(target_arch = "x86_64"))]
+    return no_exp_sum(m, src, e, acc);
+}
+
+/// No explicit-SIMD exp-and-sum loop for this type: the caller runs the lane form.
+#[inline(always)]
+fn no_exp_sum<T>(_m: T, _src: Option<&[T]>, _e: &mut [T], _acc: &mut [T; LANES]) -> bool {
+    false
 }
 
 /// No explicit-SIMD loop for this type: the caller runs the lane form.

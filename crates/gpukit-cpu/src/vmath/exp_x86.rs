@@ -1,0 +1,441 @@
+//! `exp` in f32 over a slice, and softmax's exp-and-sum pass, with explicit AVX-512
+//! instructions; and the two-vector helpers the other explicit loops
+//! ([`super::logistic_x86`]) share: [`V2`], [`both`], [`run2`], [`horner2`],
+//! [`exp_kernel2`], [`pow2i`].
+//!
+//! [`exp2v`] is the lane form [`super::exp_f32`] on two vectors, every step written
+//! for both side by side, with two steps in another form and the same value:
+//!
+//! * the stand-ins for out-of-range inputs are clamps (`min(x, 100)`, then
+//!   `max(x, -104)`; a NaN passes through both): on `(88.72…, 100]` the kernel's own
+//!   `2^k · hi` overflows to `+inf` as the stand-in's does, and on `[-104, -103.97…)`
+//!   it rounds to `+0` as the stand-in's does;
+//! * `scale_f32(hi, k)` is `vscalefps`, the correctly rounded `hi · 2^k` in one
+//!   instruction (the lane form's two exact scalings give the same correctly rounded
+//!   product).
+//!
+//! The tests check both loops against [`gpukit_core::math::exp_f32`] on specials,
+//! boundaries, random bits and ragged lengths, and over all 2^32 inputs on request.
+//!
+//! The entry points are safe: they run at the calling thread's [`simd_level`] and
+//! return `false`, touching nothing, below AVX-512 or when `src` is shorter than the
+//! output.
+
+use std::arch::x86_64::*;
+
+use gpukit_core::math::{EXP_F32, LN2_HI_F32, LN2_LO_F32, LOG2E_F32, MAGIC_F32};
+use gpukit_core::reduce::LANES;
+
+use crate::kernels::simd::{SimdLevel, simd_level};
+
+/// `exp` over `src` (or `out` itself, in place, when `src` is `None`) into `out`: the
+/// bits of [`super::exp_f32`] for every element. `false`, touching nothing, below
+/// AVX-512 or when `src` is shorter than `out`.
+pub(crate) fn exp_f32_slice(src: Option<&[f32]>, out: &mut [f32]) -> bool {
+    if src.is_some_and(|s| s.len() < out.len()) || simd_level() != SimdLevel::Avx512 {
+        return false;
+    }
+    // SAFETY: `simd_level` never exceeds what the CPU supports; `src` is long enough.
+    unsafe { exp_loop(src, out) };
+    true
+}
+
+/// Softmax's pass over one chunk of the reduction shape: `e_j = exp(x_j - m)` for the
+/// input `x` (`src`, or `e` itself in place when `None`), each added to lane
+/// `acc[j % 32]` in order of `j` (`acc_l + e_j`): the values of that scalar loop.
+/// `false`, touching nothing, below AVX-512 or when `src` is shorter than `e`.
+pub(crate) fn exp_sum_f32(
+    m: f32,
+    src: Option<&[f32]>,
+    e: &mut [f32],
+    acc: &mut [f32; LANES],
+) -> bool {
+    if src.is_some_and(|s| s.len() < e.len()) || simd_level() != SimdLevel::Avx512 {
+        return false;
+    }
+    // SAFETY: as in exp_f32_slice.
+    unsafe { exp_sum_loop(m, src, e, acc) };
+    true
+}
+
+/// The exp loop.
+///
+/// # Safety
+/// AVX-512F; `src`, when given, at least as long as `out`.
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn exp_loop(src: Option<&[f32]>, out: &mut [f32]) {
+    // SAFETY: as the caller guarantees.
+    unsafe { run2(src, out, |x| exp2v(x)) }
+}
+
+/// The exp-and-sum loop: 32 elements (one row of the 32 lanes, two vectors) at a
+/// time, then the rest through masked loads, stores and adds (lanes past the end
+/// compute on zeros, and are neither stored nor added).
+///
+/// # Safety
+/// AVX-512F; `src`, when given, at least as long as `e`.
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn exp_sum_loop(m: f32, src: Option<&[f32]>, e: &mut [f32], acc: &mut [f32; LANES]) {
+    const _: () = assert!(LANES == 32);
+    let n = e.len();
+    let dst = e.as_mut_ptr();
+    let inp = src.map_or(dst.cast_const(), <[f32]>::as_ptr);
+    let mv = _mm512_set1_ps(m);
+    // SAFETY: `acc` holds 32 floats.
+    let mut a: V2 = unsafe { both(|j| _mm512_loadu_ps(acc.as_ptr().add(16 * j))) };
+    let mut i = 0;
+    while i + 32 <= n {
+        // SAFETY: i + 32 <= n, and `inp` holds at least n elements (`e`, or `src` by
+        // the caller's guarantee); the loads of a range happen before its stores.
+        unsafe {
+            let x: V2 = both(|j| _mm512_loadu_ps(inp.add(i + 16 * j)));
+            let y = exp2v(both(|j| _mm512_sub_ps(x[j], mv)));
+            _mm512_storeu_ps(dst.add(i), y[0]);
+            _mm512_storeu_ps(dst.add(i + 16), y[1]);
+            a = both(|j| _mm512_add_ps(a[j], y[j]));
+        }
+        i += 32;
+    }
+    if i < n {
+        let r = n - i;
+        let k: [__mmask16; 2] = [
+            if r >= 16 { u16::MAX } else { (1u16 << r) - 1 },
+            if r > 16 { (1u16 << (r - 16)) - 1 } else { 0 },
+        ];
+        let at = [i, (i + 16).min(n)];
+        // SAFETY: masked-off lanes are neither read nor written (they do not fault);
+        // the lanes kept are inside both slices.
+        unsafe {
+            let x: V2 = both(|j| _mm512_maskz_loadu_ps(k[j], inp.add(at[j])));
+            let y = exp2v(both(|j| _mm512_sub_ps(x[j], mv)));
+            _mm512_mask_storeu_ps(dst.add(at[0]), k[0], y[0]);
+            _mm512_mask_storeu_ps(dst.add(at[1]), k[1], y[1]);
+            a = both(|j| _mm512_mask_add_ps(a[j], k[j], a[j], y[j]));
+        }
+    }
+    // SAFETY: `acc` holds 32 floats.
+    unsafe {
+        _mm512_storeu_ps(acc.as_mut_ptr(), a[0]);
+        _mm512_storeu_ps(acc.as_mut_ptr().add(16), a[1]);
+    }
+}
+
+/// The lane form [`super::exp_f32`] on two vectors (see the module's notes).
+#[inline]
+#[target_feature(enable = "avx512f,fma")]
+pub(super) fn exp2v(x: V2) -> V2 {
+    // min(100, x) and max(-104, ·): with the constant first, a NaN x is returned.
+    let xc = both(|j| _mm512_min_ps(_mm512_set1_ps(100.0), x[j]));
+    let xc = both(|j| _mm512_max_ps(_mm512_set1_ps(-104.0), xc[j]));
+    let (k, hi, _) = exp_kernel2(xc);
+    both(|j| _mm512_scalef_ps(hi[j], _mm512_cvtepi32_ps(k[j])))
+}
+
+/// Two vectors.
+pub(super) type V2 = [__m512; 2];
+
+/// `[f(0), f(1)]`: one step written for both vectors.
+#[inline(always)]
+pub(super) fn both<U>(f: impl Fn(usize) -> U) -> [U; 2] {
+    [f(0), f(1)]
+}
+
+/// `f` over the slice, 32 elements at a time, then the rest (up to 31) through
+/// masked loads and stores (lanes past the end compute on zeros and are not stored).
+///
+/// # Safety
+/// Inlined into a caller with AVX-512F; `src`, when given, at least as long as `out`.
+#[inline(always)]
+pub(super) unsafe fn run2(src: Option<&[f32]>, out: &mut [f32], f: impl Fn(V2) -> V2) {
+    let n = out.len();
+    let dst = out.as_mut_ptr();
+    let inp = src.map_or(dst.cast_const(), <[f32]>::as_ptr);
+    let mut i = 0;
+    while i + 32 <= n {
+        // SAFETY: i + 32 <= n, and `inp` holds at least n elements (`out`, or `src` by
+        // the caller's guarantee); the loads of a range happen before its stores.
+        unsafe {
+            let y = f([
+                _mm512_loadu_ps(inp.add(i)),
+                _mm512_loadu_ps(inp.add(i + 16)),
+            ]);
+            _mm512_storeu_ps(dst.add(i), y[0]);
+            _mm512_storeu_ps(dst.add(i + 16), y[1]);
+        }
+        i += 32;
+    }
+    if i < n {
+        let r = n - i;
+        let k0: __mmask16 = if r >= 16 { u16::MAX } else { (1u16 << r) - 1 };
+        let k1: __mmask16 = if r > 16 { (1u16 << (r - 16)) - 1 } else { 0 };
+        // SAFETY: masked-off lanes are neither read nor written (they do not fault);
+        // the lanes kept are inside both slices.
+        unsafe {
+            let x0 = _mm512_maskz_loadu_ps(k0, inp.add(i));
+            let x1 = _mm512_maskz_loadu_ps(k1, inp.add((i + 16).min(n)));
+            let y = f([x0, x1]);
+            _mm512_mask_storeu_ps(dst.add(i), k0, y[0]);
+            _mm512_mask_storeu_ps(dst.add((i + 16).min(n)), k1, y[1]);
+        }
+    }
+}
+
+/// `c[0] + x·(c[1] + x·(…))`, one fused multiply-add per step (the scalar
+/// `horner_f32`), on both vectors.
+#[inline]
+#[target_feature(enable = "avx512f,fma")]
+pub(super) fn horner2(x: V2, c: &[f32]) -> V2 {
+    let mut acc = both(|_| _mm512_set1_ps(c[c.len() - 1]));
+    for &ci in c[..c.len() - 1].iter().rev() {
+        let cv = _mm512_set1_ps(ci);
+        acc = both(|j| _mm512_fmadd_ps(acc[j], x[j], cv));
+    }
+    acc
+}
+
+/// The lane form's `exp_kernel_f32(x, 0.0)` on both vectors: `(k, hi, lo)`.
+#[inline]
+#[target_feature(enable = "avx512f,fma")]
+pub(super) fn exp_kernel2(x: V2) -> ([__m512i; 2], V2, V2) {
+    let magic = _mm512_set1_ps(MAGIC_F32);
+    let one = _mm512_set1_ps(1.0);
+    let zero = _mm512_setzero_ps();
+    let t = both(|j| _mm512_fmadd_ps(x[j], _mm512_set1_ps(LOG2E_F32), magic));
+    let kf = both(|j| _mm512_sub_ps(t[j], magic));
+    let k = both(|j| {
+        _mm512_sub_epi32(
+            _mm512_castps_si512(t[j]),
+            _mm512_set1_epi32(MAGIC_F32.to_bits() as i32),
+        )
+    });
+    // fma(-kf, c, v) = fnmadd(kf, c, v): the product's sign flips exactly.
+    let r_hi = both(|j| _mm512_fnmadd_ps(kf[j], _mm512_set1_ps(LN2_HI_F32), x[j]));
+    let r_lo = both(|j| _mm512_fnmadd_ps(kf[j], _mm512_set1_ps(LN2_LO_F32), zero));
+    let r = both(|j| _mm512_add_ps(r_hi[j], r_lo[j]));
+    let r_err = both(|j| _mm512_sub_ps(r_lo[j], _mm512_sub_ps(r[j], r_hi[j])));
+    let r2 = both(|j| _mm512_mul_ps(r[j], r[j]));
+    let q = horner2(r, &EXP_F32);
+    let p = both(|j| _mm512_fmadd_ps(r2[j], q[j], _mm512_fmadd_ps(r_err[j], r[j], r_err[j])));
+    let s = both(|j| _mm512_add_ps(one, r[j]));
+    let e = both(|j| _mm512_add_ps(_mm512_sub_ps(one, s[j]), r[j]));
+    let t = both(|j| _mm512_add_ps(e[j], p[j]));
+    let hi = both(|j| _mm512_add_ps(s[j], t[j]));
+    let lo = both(|j| _mm512_add_ps(_mm512_sub_ps(s[j], hi[j]), t[j]));
+    (k, hi, lo)
+}
+
+/// `2^k` from the bits (`-126 <= k <= 127`).
+#[inline]
+#[target_feature(enable = "avx512f")]
+pub(super) fn pow2i(k: __m512i) -> __m512 {
+    _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(
+        k,
+        _mm512_set1_epi32(127),
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::simd::{detected_simd_level, set_thread_simd_limit};
+    use crate::vmath::tests::{exhaustive_wanted, inputs_f32, mismatches32, same32, sweep_all_f32};
+    use gpukit_core::math;
+
+    /// Whether this CPU has the loops (AVX-512F).
+    fn have() -> bool {
+        detected_simd_level() == SimdLevel::Avx512
+    }
+
+    /// `exp_f32_slice` over `xs`, out of place and in place; both must run and agree.
+    fn run_both(xs: &[f32]) -> Vec<f32> {
+        let mut out = vec![0.0f32; xs.len()];
+        assert!(exp_f32_slice(Some(xs), &mut out));
+        let mut inplace = xs.to_vec();
+        assert!(exp_f32_slice(None, &mut inplace));
+        for (a, b) in out.iter().zip(&inplace) {
+            assert_eq!(a.to_bits(), b.to_bits(), "in place differs");
+        }
+        out
+    }
+
+    /// The scalar reference of [`exp_sum_f32`]: `e` and the 32 lanes' sums.
+    fn exp_sum_scalar(m: f32, x: &[f32]) -> (Vec<f32>, [f32; LANES]) {
+        let mut acc = [0.0f32; LANES];
+        let e: Vec<f32> = x.iter().map(|&v| math::exp_f32(v - m)).collect();
+        for (j, &v) in e.iter().enumerate() {
+            acc[j % LANES] += v;
+        }
+        (e, acc)
+    }
+
+    /// Specials, random bits and values, a dense sweep over the whole finite range of
+    /// results, and the overflow and underflow edges with their neighbours.
+    #[test]
+    fn exp_loop_matches_scalar() {
+        if !have() {
+            return;
+        }
+        let mut xs = inputs_f32(300_000);
+        xs.extend((0..400_000).map(|i| i as f32 * 5e-4 - 110.0));
+        for edge in [
+            0x42b1_7217u32,
+            0xc2cf_f1b4,
+            0xc2ae_ac50,
+            0x42c8_0000,
+            0xc2d0_0000,
+        ] {
+            for d in 0..2000u32 {
+                xs.push(f32::from_bits(edge - 1000 + d));
+            }
+        }
+        let out = run_both(&xs);
+        for (&x, &y) in xs.iter().zip(&out) {
+            let w = math::exp_f32(x);
+            assert!(
+                same32(y, w),
+                "x = {x:e} ({:#010x}): {:#010x}, scalar {:#010x}",
+                x.to_bits(),
+                y.to_bits(),
+                w.to_bits()
+            );
+        }
+    }
+
+    /// Every length up to a few pairs of vectors at several offsets: the full and the
+    /// masked paths, with the memory around the output left alone.
+    #[test]
+    fn exp_ragged_lengths_touch_only_their_range() {
+        if !have() {
+            return;
+        }
+        const SENTINEL: u32 = 0x7fc0_1234;
+        let xs = inputs_f32(200);
+        for n in 0..=100 {
+            for off in 0..3 {
+                let x = &xs[off * 7..off * 7 + n];
+                let mut buf = vec![f32::from_bits(SENTINEL); n + 40];
+                assert!(exp_f32_slice(Some(x), &mut buf[20..20 + n]));
+                for (i, &v) in buf.iter().enumerate() {
+                    if (20..20 + n).contains(&i) {
+                        assert!(
+                            same32(v, math::exp_f32(x[i - 20])),
+                            "n {n} off {off} at {i}"
+                        );
+                    } else {
+                        assert_eq!(v.to_bits(), SENTINEL, "n {n}: wrote {i}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The exp-and-sum pass against its scalar loop, out of place and in place: every
+    /// stored `e_j` and every lane sum, over ragged lengths, with the row's own maximum
+    /// and other `m` (NaN, ±inf, signed zeros, subnormals among the inputs and as `m`),
+    /// lanes starting from non-zero sums, and the memory around `e` left alone.
+    #[test]
+    fn exp_sum_matches_scalar() {
+        if !have() {
+            return;
+        }
+        const SENTINEL: u32 = 0x7fc0_4321;
+        let pool: Vec<f32> = inputs_f32(2000)
+            .into_iter()
+            .filter(|v| v.abs() < 200.0 || !v.is_finite())
+            .collect();
+        let specials = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            1e-40,
+            -88.0,
+        ];
+        for n in (0..=70).chain([95, 96, 97, 127, 128, 129, 1000]) {
+            for (t, start) in [0usize, 13, 501].into_iter().enumerate() {
+                let mut x: Vec<f32> = pool[start..start + n].to_vec();
+                if t == 1 && n > 0 {
+                    x[n / 2] = specials[n % specials.len()];
+                }
+                let row_max = x.iter().fold(f32::NEG_INFINITY, |a, &b| {
+                    gpukit_core::numeric::max_nan(a, b)
+                });
+                for m in [
+                    row_max,
+                    0.0,
+                    -0.0,
+                    3.5,
+                    f32::NAN,
+                    f32::INFINITY,
+                    f32::NEG_INFINITY,
+                    1e-40,
+                ] {
+                    let (want_e, mut want_acc) = exp_sum_scalar(m, &x);
+                    let init: [f32; LANES] =
+                        std::array::from_fn(|l| if t == 2 { l as f32 * 0.25 } else { 0.0 });
+                    if t == 2 {
+                        want_acc = init;
+                        for (j, &v) in want_e.iter().enumerate() {
+                            want_acc[j % LANES] += v;
+                        }
+                    }
+                    let mut buf = vec![f32::from_bits(SENTINEL); n + 40];
+                    let mut acc = init;
+                    assert!(exp_sum_f32(m, Some(&x), &mut buf[20..20 + n], &mut acc));
+                    let mut inplace = x.clone();
+                    let mut acc2 = init;
+                    assert!(exp_sum_f32(m, None, &mut inplace, &mut acc2));
+                    for l in 0..LANES {
+                        assert!(same32(acc[l], want_acc[l]), "n {n} m {m} lane {l}");
+                        assert!(
+                            same32(acc2[l], want_acc[l]),
+                            "in place: n {n} m {m} lane {l}"
+                        );
+                    }
+                    for (i, &v) in buf.iter().enumerate() {
+                        if (20..20 + n).contains(&i) {
+                            assert!(same32(v, want_e[i - 20]), "n {n} m {m} at {i}");
+                            assert!(
+                                same32(inplace[i - 20], want_e[i - 20]),
+                                "in place: n {n} m {m}"
+                            );
+                        } else {
+                            assert_eq!(v.to_bits(), SENTINEL, "n {n}: wrote {i}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Below AVX-512, and with a short source, the loops decline and touch nothing.
+    #[test]
+    fn declines_without_a_loop() {
+        let xs = [0.5f32; 9];
+        let mut out = [7.0f32; 10];
+        let mut acc = [3.0f32; LANES];
+        assert!(!exp_f32_slice(Some(&xs), &mut out));
+        assert!(!exp_sum_f32(0.0, Some(&xs), &mut out, &mut acc));
+        for level in [SimdLevel::Scalar, SimdLevel::Avx2] {
+            set_thread_simd_limit(Some(level));
+            let ran = exp_f32_slice(None, &mut out) || exp_sum_f32(0.0, None, &mut out, &mut acc);
+            set_thread_simd_limit(None);
+            assert!(!ran);
+        }
+        assert!(out.iter().all(|&v| v == 7.0));
+        assert!(acc.iter().all(|&v| v == 3.0));
+    }
+
+    /// All 2^32 inputs through the exp loop, only with `GPUKIT_VMATH_EXHAUSTIVE=1`
+    /// (`GPUKIT_VMATH_EXHAUSTIVE_FNS=exp_slice` picks it).
+    #[test]
+    fn exhaustive_slices_when_asked() {
+        if !have() || !exhaustive_wanted("exp_slice") {
+            return;
+        }
+        let bad = sweep_all_f32(math::exp_f32, |xs, want| mismatches32(&run_both(xs), want));
+        eprintln!("exhaustive exp_slice: {bad} mismatches over 2^32 inputs");
+        assert_eq!(bad, 0, "exp_slice");
+    }
+}
