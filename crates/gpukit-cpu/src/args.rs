@@ -41,6 +41,16 @@ unsafe impl<T: Send> Send for RawBuf<'_, T> {}
 unsafe impl<T: Sync> Sync for RawBuf<'_, T> {}
 
 impl<'a, T: Element> RawBuf<'a, T> {
+    /// A view of a slice the view borrows mutably (for tests).
+    #[cfg(test)]
+    pub(crate) fn from_mut_slice(s: &'a mut [T]) -> RawBuf<'a, T> {
+        RawBuf {
+            ptr: s.as_mut_ptr(),
+            len: s.len(),
+            _life: PhantomData,
+        }
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.len

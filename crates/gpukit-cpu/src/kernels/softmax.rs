@@ -201,6 +201,90 @@ where
     }
 }
 
+/// Rows `r0..r1` (`r1 - r0 >= 2`, at most [`CHUNK`] columns) of a storage type that is
+/// its compute type (f32, f64), software-pipelined: each row's division runs in the
+/// loop of the next row's exp-and-sum ([`LaneMath::exp_sum_div`]), so the divider
+/// works beside the exp's arithmetic. Each row gets [`softmax_row`]'s bits: the same
+/// maximum, the same `e_j` and sum (one chunk of the reduction shape), the same
+/// `e_j / s`. Returns `false`, touching nothing, where the type or the SIMD level has
+/// no such loop. Runs in the caller's `dispatch` context.
+#[inline(always)]
+fn softmax_rows_pipelined<T, R>(
+    src: Option<&[T]>,
+    out: &RawBuf<'_, T>,
+    r0: usize,
+    r1: usize,
+    cols: usize,
+) -> bool
+where
+    T: CpuFloat<Real = R> + Element,
+    R: SoftReal,
+{
+    let mut acc = [R::ZERO; LANES];
+    if cols > CHUNK
+        || r1 < r0 + 2
+        || T::as_real(&[]).is_none()
+        || !R::exp_sum_div(R::ZERO, &[], &mut [], &mut acc, &[], R::ZERO, &mut [])
+    {
+        return false;
+    }
+    let mut ea = vec![R::ZERO; cols];
+    let mut eb = vec![R::ZERO; cols];
+    let mut s = R::ZERO;
+    for r in r0..r1 {
+        let x: &[T] = match src {
+            Some(x) => &x[r * cols..(r + 1) * cols],
+            // SAFETY: row r is inside out[..rows * cols] and belongs to this task
+            // (caller); in place it is only read in this iteration, and written (as
+            // the previous row) in the next one, after this borrow ends.
+            None => unsafe { out.slice_mut(r * cols, (r + 1) * cols) },
+        };
+        // SAFETY: row r - 1 (when r > r0) belongs to this task and is not row r.
+        let prev_out = (r > r0).then(|| unsafe { out.slice_mut((r - 1) * cols, r * cols) });
+        let xr = T::as_real(x);
+        let m = match xr {
+            Some(xr) => max_lanes(xr),
+            // Not reached (the storage type is its compute type): the load path.
+            None => {
+                T::load_slice(x, &mut eb);
+                max_lanes(&eb)
+            }
+        };
+        acc = [R::ZERO; LANES];
+        let fused = match prev_out {
+            None => false,
+            Some(o) => {
+                let done = match (xr, T::as_real_mut(&mut *o)) {
+                    (Some(xr), Some(or)) => R::exp_sum_div(m, xr, &mut eb, &mut acc, &ea, s, or),
+                    _ => false,
+                };
+                if !done {
+                    // The previous row's division on its own: where the level changed
+                    // since the check above (a process-wide limit set meanwhile), or
+                    // (not reached) the row is not of the compute type.
+                    for (d, &v) in o.iter_mut().zip(ea.iter()) {
+                        *d = T::store(v / s);
+                    }
+                }
+                done
+            }
+        };
+        let next_s = if fused {
+            reduce::tree(acc, |a, b| a + b)
+        } else {
+            exp_sum_chunk(m, xr, &mut eb)
+        };
+        std::mem::swap(&mut ea, &mut eb);
+        s = next_s;
+    }
+    // SAFETY: row r1 - 1 belongs to this task; its input was read above.
+    let o = unsafe { out.slice_mut((r1 - 1) * cols, r1 * cols) };
+    for (d, &v) in o.iter_mut().zip(ea.iter()) {
+        *d = T::store(v / s);
+    }
+    true
+}
+
 /// Rows longer than this run in bounded memory ([`softmax_row_long`]) instead of
 /// through a row-sized scratch.
 pub(crate) const LONG_ROW: usize = 1 << 22;
@@ -264,9 +348,16 @@ where
     let per_task = (PAR_GRAIN / cols).max(1);
     let tasks = rows.div_ceil(per_task);
     let task = |t: usize| {
-        let mut e: Vec<T::Real> = Vec::new();
+        let r0 = t * per_task;
         let r1 = ((t + 1) * per_task).min(rows);
-        for r in t * per_task..r1 {
+        if dispatch(
+            #[inline(always)]
+            || softmax_rows_pipelined(src, out, r0, r1, cols),
+        ) {
+            return;
+        }
+        let mut e: Vec<T::Real> = Vec::new();
+        for r in r0..r1 {
             // SAFETY: rows are disjoint across tasks and inside out[..rows * cols]
             // (caller); in place, the row is read (into `e`) before it is written.
             let o = unsafe { out.slice_mut(r * cols, (r + 1) * cols) };
@@ -405,6 +496,107 @@ mod tests {
                 assert!(got.key() == want.key(), "zeros, n = {n}");
             }
         }
+    }
+
+    /// Pipelined rows (each row's division in the next row's exp loop) against
+    /// [`softmax_row`] row by row, out of place and in place, at every SIMD level:
+    /// ragged column counts, 2 to 5 rows, NaN, infinities, signed zeros, subnormals
+    /// and fully `-inf` rows. At AVX-512 the f32 path must run; f64 declines.
+    #[test]
+    fn pipelined_rows_give_softmax_row_bits() {
+        use crate::kernels::simd::{
+            SimdLevel, detected_simd_level, levels, run_at, set_thread_simd_limit,
+        };
+        let specials = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            1e-40,
+            80.0,
+        ];
+        for level in levels() {
+            for cols in [1usize, 2, 31, 32, 33, 64, 95, 1000, CHUNK] {
+                for rows in 2..=5usize {
+                    let mut x: Vec<f32> = (0..rows * cols)
+                        .map(|i| ((i * 7919) % 2003) as f32 * 0.013 - 11.0)
+                        .collect();
+                    for (k, &v) in specials.iter().enumerate() {
+                        let r = k % rows;
+                        if k < 3 && r == 0 {
+                            continue; // keep row 0 finite
+                        }
+                        x[r * cols + (k * 13) % cols] = v;
+                    }
+                    if rows > 3 {
+                        x[3 * cols..4 * cols].fill(f32::NEG_INFINITY);
+                    }
+                    let mut want = vec![0.0f32; rows * cols];
+                    let mut e = Vec::new();
+                    for r in 0..rows {
+                        softmax_row(
+                            &mut e,
+                            Some(&x[r * cols..(r + 1) * cols]),
+                            &mut want[r * cols..(r + 1) * cols],
+                        );
+                    }
+                    let mut got = vec![7.0f32; rows * cols];
+                    let mut inplace = x.clone();
+                    set_thread_simd_limit(Some(level));
+                    let ran = run_at(level, || {
+                        let a = softmax_rows_pipelined(
+                            Some(&x),
+                            &RawBuf::from_mut_slice(&mut got),
+                            0,
+                            rows,
+                            cols,
+                        );
+                        let b = softmax_rows_pipelined(
+                            None,
+                            &RawBuf::from_mut_slice(&mut inplace),
+                            0,
+                            rows,
+                            cols,
+                        );
+                        assert_eq!(a, b);
+                        a
+                    });
+                    set_thread_simd_limit(None);
+                    assert_eq!(
+                        ran,
+                        level == SimdLevel::Avx512 && detected_simd_level() == SimdLevel::Avx512,
+                        "{level:?}"
+                    );
+                    if !ran {
+                        assert!(got.iter().all(|&v| v == 7.0) && same_bits_all(&inplace, &x));
+                        continue;
+                    }
+                    for i in 0..rows * cols {
+                        assert!(
+                            same_bits(got[i], want[i]) && same_bits(inplace[i], want[i]),
+                            "{level:?} rows {rows} cols {cols} at {i}: {} {} want {}",
+                            got[i],
+                            inplace[i],
+                            want[i]
+                        );
+                    }
+                }
+            }
+        }
+        // f64 has no such loop.
+        let mut o = vec![0.0f64; 8];
+        let x = vec![1.0f64; 8];
+        assert!(!softmax_rows_pipelined(
+            Some(&x),
+            &RawBuf::from_mut_slice(&mut o),
+            0,
+            2,
+            4
+        ));
+    }
+
+    fn same_bits_all(a: &[f32], b: &[f32]) -> bool {
+        a.iter().zip(b).all(|(&p, &q)| p.to_bits() == q.to_bits())
     }
 
     #[test]

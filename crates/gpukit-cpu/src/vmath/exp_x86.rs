@@ -58,6 +58,29 @@ pub(crate) fn exp_sum_f32(
     true
 }
 
+/// [`exp_sum_f32`] over one row, with the previous row's division in the same loop:
+/// also `out_j = prev_j / s` (correctly rounded), `j < e.len()`. Softmax's rows then
+/// keep the divider busy beside the exp's arithmetic. `false`, touching nothing, below
+/// AVX-512 or unless `src`, `prev` and `out` have `e`'s length.
+pub(crate) fn exp_sum_div_f32(
+    m: f32,
+    src: &[f32],
+    e: &mut [f32],
+    acc: &mut [f32; LANES],
+    prev: &[f32],
+    s: f32,
+    out: &mut [f32],
+) -> bool {
+    let n = e.len();
+    if src.len() != n || prev.len() != n || out.len() != n || simd_level() != SimdLevel::Avx512 {
+        return false;
+    }
+    // SAFETY: as in exp_f32_slice; the lengths are equal, and `out` is an exclusive
+    // borrow, so it overlaps none of the others.
+    unsafe { exp_sum_div_loop(m, src, e, acc, prev, s, out) };
+    true
+}
+
 /// The exp loop.
 ///
 /// # Safety
@@ -68,31 +91,78 @@ unsafe fn exp_loop(src: Option<&[f32]>, out: &mut [f32]) {
     unsafe { run2(src, out, |x| exp2v(x)) }
 }
 
-/// The exp-and-sum loop: 32 elements (one row of the 32 lanes, two vectors) at a
-/// time, then the rest through masked loads, stores and adds (lanes past the end
-/// compute on zeros, and are neither stored nor added).
+/// The exp-and-sum loop without a division.
 ///
 /// # Safety
 /// AVX-512F; `src`, when given, at least as long as `e`.
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn exp_sum_loop(m: f32, src: Option<&[f32]>, e: &mut [f32], acc: &mut [f32; LANES]) {
+    // SAFETY: as the caller guarantees; no division (null pointers never read).
+    unsafe { exp_sum_body::<false>(m, src, e, acc, std::ptr::null(), 0.0, std::ptr::null_mut()) }
+}
+
+/// The exp-and-sum loop with the previous row's division.
+///
+/// # Safety
+/// AVX-512F; `src` at least as long as `e`; `prev` and `out` as long as `e`.
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn exp_sum_div_loop(
+    m: f32,
+    src: &[f32],
+    e: &mut [f32],
+    acc: &mut [f32; LANES],
+    prev: &[f32],
+    s: f32,
+    out: &mut [f32],
+) {
+    // SAFETY: as the caller guarantees.
+    unsafe { exp_sum_body::<true>(m, Some(src), e, acc, prev.as_ptr(), s, out.as_mut_ptr()) }
+}
+
+/// The exp-and-sum loop: 32 elements (one row of the 32 lanes, two vectors) at a
+/// time, then the rest through masked loads, stores and adds (lanes past the end
+/// compute on zeros, and are neither stored nor added). With `DIV`, each step also
+/// divides the same 32 elements of `prev` by `s` into `out`.
+///
+/// # Safety
+/// Inlined into a caller with AVX-512F; `src`, when given, at least as long as `e`;
+/// with `DIV`, `prev` and `out` valid for `e.len()` elements, `out` not overlapping
+/// `e`, `src` or `prev`.
+#[inline(always)]
+unsafe fn exp_sum_body<const DIV: bool>(
+    m: f32,
+    src: Option<&[f32]>,
+    e: &mut [f32],
+    acc: &mut [f32; LANES],
+    prev: *const f32,
+    s: f32,
+    out: *mut f32,
+) {
     const _: () = assert!(LANES == 32);
     let n = e.len();
     let dst = e.as_mut_ptr();
     let inp = src.map_or(dst.cast_const(), <[f32]>::as_ptr);
-    let mv = _mm512_set1_ps(m);
-    // SAFETY: `acc` holds 32 floats.
-    let mut a: V2 = unsafe { both(|j| _mm512_loadu_ps(acc.as_ptr().add(16 * j))) };
+    // SAFETY: AVX-512F (caller); `acc` holds 32 floats.
+    let (mv, sv, mut a) = unsafe {
+        let a: V2 = both(|j| _mm512_loadu_ps(acc.as_ptr().add(16 * j)));
+        (_mm512_set1_ps(m), _mm512_set1_ps(s), a)
+    };
     let mut i = 0;
     while i + 32 <= n {
         // SAFETY: i + 32 <= n, and `inp` holds at least n elements (`e`, or `src` by
-        // the caller's guarantee); the loads of a range happen before its stores.
+        // the caller's guarantee); the loads of a range happen before its stores;
+        // with DIV, `prev` and `out` hold n elements (caller).
         unsafe {
             let x: V2 = both(|j| _mm512_loadu_ps(inp.add(i + 16 * j)));
             let y = exp2v(both(|j| _mm512_sub_ps(x[j], mv)));
             _mm512_storeu_ps(dst.add(i), y[0]);
             _mm512_storeu_ps(dst.add(i + 16), y[1]);
             a = both(|j| _mm512_add_ps(a[j], y[j]));
+            if DIV {
+                let p: V2 = both(|j| _mm512_loadu_ps(prev.add(i + 16 * j)));
+                _mm512_storeu_ps(out.add(i), _mm512_div_ps(p[0], sv));
+                _mm512_storeu_ps(out.add(i + 16), _mm512_div_ps(p[1], sv));
+            }
         }
         i += 32;
     }
@@ -104,13 +174,19 @@ unsafe fn exp_sum_loop(m: f32, src: Option<&[f32]>, e: &mut [f32], acc: &mut [f3
         ];
         let at = [i, (i + 16).min(n)];
         // SAFETY: masked-off lanes are neither read nor written (they do not fault);
-        // the lanes kept are inside both slices.
+        // the lanes kept are inside all the ranges.
         unsafe {
             let x: V2 = both(|j| _mm512_maskz_loadu_ps(k[j], inp.add(at[j])));
             let y = exp2v(both(|j| _mm512_sub_ps(x[j], mv)));
             _mm512_mask_storeu_ps(dst.add(at[0]), k[0], y[0]);
             _mm512_mask_storeu_ps(dst.add(at[1]), k[1], y[1]);
             a = both(|j| _mm512_mask_add_ps(a[j], k[j], a[j], y[j]));
+            if DIV {
+                for j in 0..2 {
+                    let p = _mm512_maskz_loadu_ps(k[j], prev.add(at[j]));
+                    _mm512_mask_storeu_ps(out.add(at[j]), k[j], _mm512_div_ps(p, sv));
+                }
+            }
         }
     }
     // SAFETY: `acc` holds 32 floats.

@@ -78,6 +78,20 @@ pub trait LaneMath: Real {
     /// Returns `false`, touching nothing, where there is none (the caller then runs the
     /// lane form) or `src` is shorter than `e`.
     fn exp_sum(m: Self, src: Option<&[Self]>, e: &mut [Self], acc: &mut [Self; LANES]) -> bool;
+    /// [`LaneMath::exp_sum`] over one row with the previous row's division in the same
+    /// loop: also `out_j = prev_j / s`, `j < e.len()` (f32 at AVX-512). Returns `false`,
+    /// touching nothing, where there is no such loop or unless `src`, `prev` and `out`
+    /// have `e`'s length.
+    #[allow(clippy::too_many_arguments)]
+    fn exp_sum_div(
+        m: Self,
+        src: &[Self],
+        e: &mut [Self],
+        acc: &mut [Self; LANES],
+        prev: &[Self],
+        s: Self,
+        out: &mut [Self],
+    ) -> bool;
     /// [`Real::sin`] in lane form (f32: the scalar function itself, which is
     /// branch-free; f64: the scalar function, one element at a time).
     fn sin_l(self) -> Self;
@@ -140,7 +154,7 @@ pub trait LaneMath: Real {
 
 macro_rules! lane_math {
     ($t:ty, $sel:ident, $exp:ident, $log:ident, $tanh:ident, $sig:ident, $erf:ident, $sin:path, $cos:path,
-     $slice:path, $exp_sum:path) => {
+     $slice:path, $exp_sum:path, $exp_sum_div:path) => {
         impl LaneMath for $t {
             #[inline(always)]
             fn select(m: bool, a: $t, b: $t) -> $t {
@@ -175,6 +189,18 @@ macro_rules! lane_math {
                 $exp_sum(m, src, e, acc)
             }
             #[inline(always)]
+            fn exp_sum_div(
+                m: $t,
+                src: &[$t],
+                e: &mut [$t],
+                acc: &mut [$t; LANES],
+                prev: &[$t],
+                s: $t,
+                out: &mut [$t],
+            ) -> bool {
+                $exp_sum_div(m, src, e, acc, prev, s, out)
+            }
+            #[inline(always)]
             fn sin_l(self) -> $t {
                 $sin(self)
             }
@@ -197,7 +223,8 @@ lane_math!(
     gpukit_core::math::sin_f32,
     gpukit_core::math::cos_f32,
     slice_f32,
-    exp_sum_f32
+    exp_sum_f32,
+    exp_sum_div_f32
 );
 lane_math!(
     f64,
@@ -210,7 +237,8 @@ lane_math!(
     gpukit_core::math::sin_f64,
     gpukit_core::math::cos_f64,
     no_slice,
-    no_exp_sum
+    no_exp_sum,
+    no_exp_sum_div
 );
 
 /// A function with an explicit-SIMD slice loop ([`LaneMath::slice`]).
@@ -250,6 +278,38 @@ fn exp_sum_f32(m: f32, src: Option<&[f32]>, e: &mut [f32], acc: &mut [f32; LANES
     return exp_x86::exp_sum_f32(m, src, e, acc);
     #[cfg(not(target_arch = "x86_64"))]
     return no_exp_sum(m, src, e, acc);
+}
+
+/// Softmax's explicit-SIMD exp-and-sum loop with the previous row's division, for f32
+/// (x86-64; `false` elsewhere).
+#[inline(always)]
+fn exp_sum_div_f32(
+    m: f32,
+    src: &[f32],
+    e: &mut [f32],
+    acc: &mut [f32; LANES],
+    prev: &[f32],
+    s: f32,
+    out: &mut [f32],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return exp_x86::exp_sum_div_f32(m, src, e, acc, prev, s, out);
+    #[cfg(not(target_arch = "x86_64"))]
+    return no_exp_sum_div(m, src, e, acc, prev, s, out);
+}
+
+/// No explicit-SIMD exp-and-sum loop with a division for this type.
+#[inline(always)]
+fn no_exp_sum_div<T>(
+    _m: T,
+    _src: &[T],
+    _e: &mut [T],
+    _acc: &mut [T; LANES],
+    _prev: &[T],
+    _s: T,
+    _out: &mut [T],
+) -> bool {
+    false
 }
 
 /// No explicit-SIMD exp-and-sum loop for this type: the caller runs the lane form.
