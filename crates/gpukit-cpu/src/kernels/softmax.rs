@@ -13,49 +13,32 @@ use super::reduce::{CpuFloat, LaneReal};
 use super::simd::dispatch;
 use super::{PAR_GRAIN, input_slice, mul};
 use crate::args::{BuiltinArgs, RawBuf};
-use crate::vmath::LaneMath;
+use crate::vmath::{LaneMath, SoftmaxStep};
 
 /// A compute type softmax runs in: reduction lanes, bulk loads, lane math.
 pub(crate) trait SoftReal:
-    Real + LaneReal + CpuFloat + FloatElement<Real = Self> + LaneMath + OrderKey
+    Real + LaneReal + CpuFloat + FloatElement<Real = Self> + LaneMath + NanBits
 {
 }
-impl<R: Real + LaneReal + CpuFloat + FloatElement<Real = R> + LaneMath + OrderKey> SoftReal for R {}
+impl<R: Real + LaneReal + CpuFloat + FloatElement<Real = R> + LaneMath + NanBits> SoftReal for R {}
 
-/// A float's bits as a signed integer key in the float's total order (`-NaN < -inf <
-/// ... < -0 < +0 < ... < +inf < +NaN`): the magnitude bits of negative values flipped.
-/// The map is its own inverse.
-pub(crate) trait OrderKey: Copy {
-    /// The key's integer type.
+/// A float's magnitude bits, for spotting NaNs among a row's values: the bits of
+/// `|x|` as a signed integer are above those of `+inf` exactly for NaNs.
+pub(crate) trait NanBits: Copy {
+    /// The integer type of the bits.
     type K: Copy + Ord;
-    /// The key of `-inf`.
-    const NEG_INF_KEY: Self::K;
-    /// The key of `self`.
-    fn key(self) -> Self::K;
-    /// The float of a key.
-    fn from_key(k: Self::K) -> Self;
-    /// The bits of `|self|` as the key type: above [`Self::INF_BITS`] exactly for NaNs.
+    /// The bits of `|self|`: above [`Self::INF_BITS`] exactly for NaNs.
     fn abs_bits(self) -> Self::K;
     /// The bits of `+inf`.
     const INF_BITS: Self::K;
 }
 
-/// `OrderKey` for a float type `$f` with bits `$u` and key `$i` (same width).
-macro_rules! order_key {
+/// `NanBits` for a float type `$f` with signed bits `$i` (same width).
+macro_rules! nan_bits {
     ($f:ty, $i:ty) => {
-        impl OrderKey for $f {
+        impl NanBits for $f {
             type K = $i;
-            const NEG_INF_KEY: $i = (<$f>::NEG_INFINITY.to_bits() as $i) ^ <$i>::MAX;
             const INF_BITS: $i = <$f>::INFINITY.to_bits() as $i;
-            #[inline(always)]
-            fn key(self) -> $i {
-                let b = self.to_bits() as $i;
-                b ^ ((b >> (<$i>::BITS - 1)) & <$i>::MAX)
-            }
-            #[inline(always)]
-            fn from_key(k: $i) -> $f {
-                <$f>::from_bits((k ^ ((k >> (<$i>::BITS - 1)) & <$i>::MAX)) as _)
-            }
             #[inline(always)]
             fn abs_bits(self) -> $i {
                 (self.to_bits() as $i) & <$i>::MAX
@@ -63,41 +46,49 @@ macro_rules! order_key {
         }
     };
 }
-order_key!(f32, i32);
-order_key!(f64, i64);
+nan_bits!(f32, i32);
+nan_bits!(f64, i64);
 
-/// `max_nan` over `x` (`-inf` when empty): the sequential fold's value. Without NaNs
-/// the maximum does not depend on the order and is the element with the largest
-/// [`OrderKey`] (which puts +0 above -0, as `max_nan` prefers it), found in 32
-/// independent integer-max lanes that stay in registers. A NaN (tracked beside as
-/// the largest magnitude bits, above `+inf`'s only for NaNs) sends the row to the
+/// The maximum softmax subtracts from a row: `max_nan` over `x` (`-inf` when empty),
+/// the sequential fold's value up to the sign of a zero maximum. Softmax only uses it
+/// in `x_j - m`, where that sign never shows: `x - (±0)` is `x` for `x ≠ 0`, and for
+/// `x = ±0` a zero whose `exp` is 1 either way. Without NaNs the maximum does not
+/// depend on the order; it is found in 32 independent `max` lanes (`if v > acc { v }
+/// else { acc }`, one `vmaxps`) that stay in registers. A NaN (tracked beside as the
+/// largest magnitude bits, above `+inf`'s only for NaNs) sends the row to the
 /// sequential fold, whose result is its first NaN.
 #[inline(always)]
 pub(crate) fn max_lanes<R: SoftReal>(x: &[R]) -> R {
+    // An explicit-SIMD loop where there is one (f32 at AVX-512): LLVM's form of the
+    // loop below is fast only where it keeps the lanes in registers, which it does
+    // not do in every calling context.
+    if let Some(m) = R::row_max(x) {
+        return m;
+    }
     const W: usize = 32;
-    let mut acc = [R::NEG_INF_KEY; W];
+    let mut acc = [R::NEG_INFINITY; W];
     let mut mag = [R::INF_BITS; W];
     let mut it = x.chunks_exact(W);
     for c in &mut it {
         for l in 0..W {
-            acc[l] = acc[l].max(c[l].key());
+            acc[l] = if c[l] > acc[l] { c[l] } else { acc[l] };
             mag[l] = mag[l].max(c[l].abs_bits());
         }
     }
-    let mut k = R::NEG_INF_KEY;
+    let mut k = R::NEG_INFINITY;
     let mut m = R::INF_BITS;
     for l in 0..W {
-        k = k.max(acc[l]);
+        k = if acc[l] > k { acc[l] } else { k };
         m = m.max(mag[l]);
     }
     for &v in it.remainder() {
-        k = k.max(v.key());
+        k = if v > k { v } else { k };
         m = m.max(v.abs_bits());
     }
     if m > R::INF_BITS {
         return x.iter().fold(R::NEG_INFINITY, |m, &v| max_nan(m, v));
     }
-    R::from_key(k)
+    k
 }
 
 /// `e_j = exp(x_j - m)` for the items of one chunk of the reduction shape (at most
@@ -202,12 +193,12 @@ where
 }
 
 /// Rows `r0..r1` (`r1 - r0 >= 2`, at most [`CHUNK`] columns) of a storage type that is
-/// its compute type (f32, f64), software-pipelined: each row's division runs in the
-/// loop of the next row's exp-and-sum ([`LaneMath::exp_sum_div`]), so the divider
-/// works beside the exp's arithmetic. Each row gets [`softmax_row`]'s bits: the same
-/// maximum, the same `e_j` and sum (one chunk of the reduction shape), the same
-/// `e_j / s`. Returns `false`, touching nothing, where the type or the SIMD level has
-/// no such loop. Runs in the caller's `dispatch` context.
+/// its compute type (f32), software-pipelined ([`LaneMath::softmax_step`]): one loop
+/// per row computes its exps and their sum and divides the previous row, so the
+/// divider works beside the exp's arithmetic. Each row gets [`softmax_row`]'s bits
+/// (the same maximum, `e_j`, sum over one chunk of the reduction shape, and
+/// `e_j / s`). Returns `false`, touching nothing, where the type or the SIMD level
+/// has no such loop. Runs in the caller's `dispatch` context.
 #[inline(always)]
 fn softmax_rows_pipelined<T, R>(
     src: Option<&[T]>,
@@ -221,11 +212,14 @@ where
     R: SoftReal,
 {
     let mut acc = [R::ZERO; LANES];
-    if cols > CHUNK
-        || r1 < r0 + 2
-        || T::as_real(&[]).is_none()
-        || !R::exp_sum_div(R::ZERO, &[], &mut [], &mut acc, &[], R::ZERO, &mut [])
-    {
+    let probe = SoftmaxStep {
+        m: R::ZERO,
+        x: &[],
+        e: &mut [],
+        acc: &mut acc,
+        div: None,
+    };
+    if cols > CHUNK || r1 < r0 + 2 || T::as_real(&[]).is_none() || !R::softmax_step(probe) {
         return false;
     }
     let mut ea = vec![R::ZERO; cols];
@@ -235,47 +229,50 @@ where
         let x: &[T] = match src {
             Some(x) => &x[r * cols..(r + 1) * cols],
             // SAFETY: row r is inside out[..rows * cols] and belongs to this task
-            // (caller); in place it is only read in this iteration, and written (as
-            // the previous row) in the next one, after this borrow ends.
+            // (caller); in place it is only read in this step, and written (as the
+            // previous row) in the next one, after this borrow ends.
             None => unsafe { out.slice_mut(r * cols, (r + 1) * cols) },
         };
         // SAFETY: row r - 1 (when r > r0) belongs to this task and is not row r.
-        let prev_out = (r > r0).then(|| unsafe { out.slice_mut((r - 1) * cols, r * cols) });
-        let xr = T::as_real(x);
-        let m = match xr {
-            Some(xr) => max_lanes(xr),
-            // Not reached (the storage type is its compute type): the load path.
-            None => {
-                T::load_slice(x, &mut eb);
-                max_lanes(&eb)
-            }
-        };
+        let mut prev_out = (r > r0).then(|| unsafe { out.slice_mut((r - 1) * cols, r * cols) });
         acc = [R::ZERO; LANES];
-        let fused = match prev_out {
-            None => false,
-            Some(o) => {
-                let done = match (xr, T::as_real_mut(&mut *o)) {
-                    (Some(xr), Some(or)) => R::exp_sum_div(m, xr, &mut eb, &mut acc, &ea, s, or),
-                    _ => false,
-                };
-                if !done {
-                    // The previous row's division on its own: where the level changed
-                    // since the check above (a process-wide limit set meanwhile), or
-                    // (not reached) the row is not of the compute type.
-                    for (d, &v) in o.iter_mut().zip(ea.iter()) {
-                        *d = T::store(v / s);
-                    }
+        let stepped = match (T::as_real(x), prev_out.as_deref_mut().map(T::as_real_mut)) {
+            (Some(x), None) => R::softmax_step(SoftmaxStep {
+                m: max_lanes(x),
+                x,
+                e: &mut eb,
+                acc: &mut acc,
+                div: None,
+            }),
+            (Some(x), Some(Some(o))) => R::softmax_step(SoftmaxStep {
+                m: max_lanes(x),
+                x,
+                e: &mut eb,
+                acc: &mut acc,
+                div: Some((&ea, s, o)),
+            }),
+            _ => false,
+        };
+        if !stepped {
+            // Not reached in practice: the level changed since the check above (a
+            // process-wide limit set meanwhile), or the row is not of the compute
+            // type. The rest of the task row by row, with the same values.
+            if let Some(o) = prev_out {
+                for (d, &v) in o.iter_mut().zip(ea.iter()) {
+                    *d = T::store(v / s);
                 }
-                done
             }
-        };
-        let next_s = if fused {
-            reduce::tree(acc, |a, b| a + b)
-        } else {
-            exp_sum_chunk(m, xr, &mut eb)
-        };
+            let mut e = Vec::new();
+            for q in r..r1 {
+                // SAFETY: row q belongs to this task; in place, it is read (into `e`)
+                // before it is written.
+                let o = unsafe { out.slice_mut(q * cols, (q + 1) * cols) };
+                softmax_row(&mut e, src.map(|x| &x[q * cols..(q + 1) * cols]), o);
+            }
+            return true;
+        }
+        s = reduce::tree(acc, |a, b| a + b);
         std::mem::swap(&mut ea, &mut eb);
-        s = next_s;
     }
     // SAFETY: row r1 - 1 belongs to this task; its input was read above.
     let o = unsafe { out.slice_mut((r1 - 1) * cols, r1 * cols) };
@@ -455,9 +452,9 @@ mod tests {
         }
     }
 
-    /// `max_lanes` against the sequential `max_nan` fold, at every SIMD level: signed
-    /// zeros in either order, infinities, subnormals, NaNs of both signs anywhere,
-    /// ragged and empty lengths.
+    /// `max_lanes` against the sequential `max_nan` fold (a zero maximum of either
+    /// sign), at every SIMD level: signed zeros in either order, infinities,
+    /// subnormals, NaNs of both signs anywhere, ragged and empty lengths.
     fn max_lanes_is_the_fold<R: SoftReal>(specials: &[R]) {
         for level in crate::kernels::simd::levels() {
             for n in [0usize, 1, 5, 31, 32, 33, 64, 100, 1029] {
@@ -476,13 +473,14 @@ mod tests {
                             #[inline(always)]
                             || got = max_lanes(&x),
                         );
+                        // `==`: the same value, a zero of either sign.
                         assert!(
-                            got.key() == want.key() || (got.is_nan() && want.is_nan()),
+                            got == want || (got.is_nan() && want.is_nan()),
                             "{level:?} n = {n}, special {s} at {at}"
                         );
                     }
                 }
-                // Only zeros: +0 wins over -0 in either order.
+                // Only zeros: a zero (of either sign; -inf when empty).
                 let z: Vec<R> = (0..n)
                     .map(|i| <R as Real>::from_f64(if i % 3 == 1 { 0.0 } else { -0.0 }))
                     .collect();
@@ -493,7 +491,7 @@ mod tests {
                     #[inline(always)]
                     || got = max_lanes(&z),
                 );
-                assert!(got.key() == want.key(), "zeros, n = {n}");
+                assert!(got == want, "zeros, n = {n}");
             }
         }
     }

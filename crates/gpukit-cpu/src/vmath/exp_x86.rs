@@ -12,7 +12,8 @@
 //!   it rounds to `+0` as the stand-in's does;
 //! * `scale_f32(hi, k)` is `vscalefps`, the correctly rounded `hi · 2^k` in one
 //!   instruction (the lane form's two exact scalings give the same correctly rounded
-//!   product).
+//!   product), with the exponent taken as the float `kf` the kernel already has (the
+//!   integer-valued `t - MAGIC`), so `k` itself is never formed.
 //!
 //! The tests check both loops against [`gpukit_core::math::exp_f32`] on specials,
 //! boundaries, random bits and ragged lengths, and over all 2^32 inputs on request.
@@ -26,6 +27,7 @@ use std::arch::x86_64::*;
 use gpukit_core::math::{EXP_F32, LN2_HI_F32, LN2_LO_F32, LOG2E_F32, MAGIC_F32};
 use gpukit_core::reduce::LANES;
 
+use super::SoftmaxStep;
 use crate::kernels::simd::{SimdLevel, simd_level};
 
 /// `exp` over `src` (or `out` itself, in place, when `src` is `None`) into `out`: the
@@ -58,27 +60,52 @@ pub(crate) fn exp_sum_f32(
     true
 }
 
-/// [`exp_sum_f32`] over one row, with the previous row's division in the same loop:
-/// also `out_j = prev_j / s` (correctly rounded), `j < e.len()`. Softmax's rows then
-/// keep the divider busy beside the exp's arithmetic. `false`, touching nothing, below
-/// AVX-512 or unless `src`, `prev` and `out` have `e`'s length.
-pub(crate) fn exp_sum_div_f32(
-    m: f32,
-    src: &[f32],
-    e: &mut [f32],
-    acc: &mut [f32; LANES],
-    prev: &[f32],
-    s: f32,
-    out: &mut [f32],
-) -> bool {
-    let n = e.len();
-    if src.len() != n || prev.len() != n || out.len() != n || simd_level() != SimdLevel::Avx512 {
+/// One step of softmax's pipelined rows ([`SoftmaxStep`]): `exp_sum` of the row and
+/// the previous row's division (correctly rounded) in one loop, so the divider works
+/// beside the exp's arithmetic.
+/// `false`, touching nothing, below AVX-512 or unless every slice has `e`'s length.
+pub(crate) fn softmax_step_f32(step: SoftmaxStep<'_, f32>) -> bool {
+    let n = step.e.len();
+    if step.x.len() != n
+        || step
+            .div
+            .as_ref()
+            .is_some_and(|(p, _, o)| p.len() != n || o.len() != n)
+        || simd_level() != SimdLevel::Avx512
+    {
         return false;
     }
-    // SAFETY: as in exp_f32_slice; the lengths are equal, and `out` is an exclusive
-    // borrow, so it overlaps none of the others.
-    unsafe { exp_sum_div_loop(m, src, e, acc, prev, s, out) };
+    let SoftmaxStep { m, x, e, acc, div } = step;
+    // SAFETY: `simd_level` never exceeds what the CPU supports; every slice has `e`'s
+    // length (checked), and `out` (an exclusive borrow) overlaps none of the others;
+    // without a division the null pointers are never used.
+    unsafe {
+        match div {
+            Some((p, s, o)) => step_loop::<true>(m, Some(x), e, acc, p.as_ptr(), s, o.as_mut_ptr()),
+            None => step_loop::<false>(
+                m,
+                Some(x),
+                e,
+                acc,
+                std::ptr::null(),
+                0.0,
+                std::ptr::null_mut(),
+            ),
+        }
+    }
     true
+}
+
+/// The maximum softmax subtracts from a row (`-inf` when empty): the `max_nan` fold's
+/// value up to the sign of a zero, and NaN (not necessarily the fold's NaN) where the
+/// row has one. 64 `vmaxps` lanes in four registers, NaNs tracked beside as the
+/// largest magnitude bits. `None` below AVX-512.
+pub(crate) fn max_f32(x: &[f32]) -> Option<f32> {
+    if simd_level() != SimdLevel::Avx512 {
+        return None;
+    }
+    // SAFETY: `simd_level` never exceeds what the CPU supports.
+    Some(unsafe { max_loop(x) })
 }
 
 /// The exp loop.
@@ -91,32 +118,14 @@ unsafe fn exp_loop(src: Option<&[f32]>, out: &mut [f32]) {
     unsafe { run2(src, out, |x| exp2v(x)) }
 }
 
-/// The exp-and-sum loop without a division.
+/// The exp-and-sum loop without a division or a next row.
 ///
 /// # Safety
 /// AVX-512F; `src`, when given, at least as long as `e`.
 #[target_feature(enable = "avx512f,avx2,fma")]
 unsafe fn exp_sum_loop(m: f32, src: Option<&[f32]>, e: &mut [f32], acc: &mut [f32; LANES]) {
-    // SAFETY: as the caller guarantees; no division (null pointers never read).
-    unsafe { exp_sum_body::<false>(m, src, e, acc, std::ptr::null(), 0.0, std::ptr::null_mut()) }
-}
-
-/// The exp-and-sum loop with the previous row's division.
-///
-/// # Safety
-/// AVX-512F; `src` at least as long as `e`; `prev` and `out` as long as `e`.
-#[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn exp_sum_div_loop(
-    m: f32,
-    src: &[f32],
-    e: &mut [f32],
-    acc: &mut [f32; LANES],
-    prev: &[f32],
-    s: f32,
-    out: &mut [f32],
-) {
-    // SAFETY: as the caller guarantees.
-    unsafe { exp_sum_body::<true>(m, Some(src), e, acc, prev.as_ptr(), s, out.as_mut_ptr()) }
+    // SAFETY: as the caller guarantees; the null pointers are never used.
+    unsafe { step_loop::<false>(m, src, e, acc, std::ptr::null(), 0.0, std::ptr::null_mut()) }
 }
 
 /// The exp-and-sum loop: 32 elements (one row of the 32 lanes, two vectors) at a
@@ -125,11 +134,10 @@ unsafe fn exp_sum_div_loop(
 /// divides the same 32 elements of `prev` by `s` into `out`.
 ///
 /// # Safety
-/// Inlined into a caller with AVX-512F; `src`, when given, at least as long as `e`;
-/// with `DIV`, `prev` and `out` valid for `e.len()` elements, `out` not overlapping
-/// `e`, `src` or `prev`.
-#[inline(always)]
-unsafe fn exp_sum_body<const DIV: bool>(
+/// AVX-512F; `src`, when given, at least as long as `e`; with `DIV`, `prev` and
+/// `out` valid for `e.len()` elements, `out` not overlapping `e`, `src` or `prev`.
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn step_loop<const DIV: bool>(
     m: f32,
     src: Option<&[f32]>,
     e: &mut [f32],
@@ -142,11 +150,10 @@ unsafe fn exp_sum_body<const DIV: bool>(
     let n = e.len();
     let dst = e.as_mut_ptr();
     let inp = src.map_or(dst.cast_const(), <[f32]>::as_ptr);
-    // SAFETY: AVX-512F (caller); `acc` holds 32 floats.
-    let (mv, sv, mut a) = unsafe {
-        let a: V2 = both(|j| _mm512_loadu_ps(acc.as_ptr().add(16 * j)));
-        (_mm512_set1_ps(m), _mm512_set1_ps(s), a)
-    };
+    let mv = _mm512_set1_ps(m);
+    let sv = _mm512_set1_ps(s);
+    // SAFETY: `acc` holds 32 floats.
+    let mut a: V2 = unsafe { both(|j| _mm512_loadu_ps(acc.as_ptr().add(16 * j))) };
     let mut i = 0;
     while i + 32 <= n {
         // SAFETY: i + 32 <= n, and `inp` holds at least n elements (`e`, or `src` by
@@ -196,6 +203,54 @@ unsafe fn exp_sum_body<const DIV: bool>(
     }
 }
 
+/// The maximum of `x` for softmax (see [`max_f32`]).
+///
+/// # Safety
+/// AVX-512F.
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn max_loop(x: &[f32]) -> f32 {
+    const INF_BITS: i32 = 0x7f80_0000;
+    let n = x.len();
+    let p = x.as_ptr();
+    let abs = _mm512_set1_epi32(i32::MAX);
+    let mut mx = [_mm512_set1_ps(f32::NEG_INFINITY); 4];
+    let mut mg = [_mm512_set1_epi32(INF_BITS); 4];
+    let mut i = 0;
+    while i + 64 <= n {
+        for j in 0..4 {
+            // SAFETY: i + 64 <= n.
+            let v = unsafe { _mm512_loadu_ps(p.add(i + 16 * j)) };
+            mx[j] = _mm512_max_ps(v, mx[j]);
+            mg[j] = _mm512_max_epi32(mg[j], _mm512_and_si512(_mm512_castps_si512(v), abs));
+        }
+        i += 64;
+    }
+    while i < n {
+        let r = n - i;
+        let k: __mmask16 = if r >= 16 { u16::MAX } else { (1u16 << r) - 1 };
+        // SAFETY: masked-off lanes are not read (they do not fault); the others are
+        // inside `x`.
+        let v = unsafe { _mm512_maskz_loadu_ps(k, p.add(i)) };
+        mx[0] = _mm512_mask_max_ps(mx[0], k, v, mx[0]);
+        mg[0] = _mm512_max_epi32(mg[0], _mm512_and_si512(_mm512_castps_si512(v), abs));
+        i += 16;
+    }
+    let g = _mm512_max_epi32(
+        _mm512_max_epi32(mg[0], mg[1]),
+        _mm512_max_epi32(mg[2], mg[3]),
+    );
+    if _mm512_cmpgt_epi32_mask(g, _mm512_set1_epi32(INF_BITS)) != 0 {
+        return f32::NAN;
+    }
+    let v = _mm512_max_ps(_mm512_max_ps(mx[0], mx[1]), _mm512_max_ps(mx[2], mx[3]));
+    let mut lanes = [0.0f32; 16];
+    // SAFETY: `lanes` holds 16 floats.
+    unsafe { _mm512_storeu_ps(lanes.as_mut_ptr(), v) };
+    lanes
+        .iter()
+        .fold(f32::NEG_INFINITY, |k, &v| if v > k { v } else { k })
+}
+
 /// The lane form [`super::exp_f32`] on two vectors (see the module's notes).
 #[inline]
 #[target_feature(enable = "avx512f,fma")]
@@ -203,8 +258,8 @@ pub(super) fn exp2v(x: V2) -> V2 {
     // min(100, x) and max(-104, ·): with the constant first, a NaN x is returned.
     let xc = both(|j| _mm512_min_ps(_mm512_set1_ps(100.0), x[j]));
     let xc = both(|j| _mm512_max_ps(_mm512_set1_ps(-104.0), xc[j]));
-    let (k, hi, _) = exp_kernel2(xc);
-    both(|j| _mm512_scalef_ps(hi[j], _mm512_cvtepi32_ps(k[j])))
+    let (_, kf, hi, _) = exp_kernel2(xc);
+    both(|j| _mm512_scalef_ps(hi[j], kf[j]))
 }
 
 /// Two vectors.
@@ -269,10 +324,11 @@ pub(super) fn horner2(x: V2, c: &[f32]) -> V2 {
     acc
 }
 
-/// The lane form's `exp_kernel_f32(x, 0.0)` on both vectors: `(k, hi, lo)`.
+/// The lane form's `exp_kernel_f32(x, 0.0)` on both vectors: `(k, kf, hi, lo)`, with
+/// `kf` the float `k` (`t - MAGIC`, an exact integer value).
 #[inline]
 #[target_feature(enable = "avx512f,fma")]
-pub(super) fn exp_kernel2(x: V2) -> ([__m512i; 2], V2, V2) {
+pub(super) fn exp_kernel2(x: V2) -> ([__m512i; 2], V2, V2, V2) {
     let magic = _mm512_set1_ps(MAGIC_F32);
     let one = _mm512_set1_ps(1.0);
     let zero = _mm512_setzero_ps();
@@ -297,7 +353,7 @@ pub(super) fn exp_kernel2(x: V2) -> ([__m512i; 2], V2, V2) {
     let t = both(|j| _mm512_add_ps(e[j], p[j]));
     let hi = both(|j| _mm512_add_ps(s[j], t[j]));
     let lo = both(|j| _mm512_add_ps(_mm512_sub_ps(s[j], hi[j]), t[j]));
-    (k, hi, lo)
+    (k, kf, hi, lo)
 }
 
 /// `2^k` from the bits (`-126 <= k <= 127`).
@@ -482,6 +538,134 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The pipelined step with and without the division: the same `e` and lane sums as
+    /// [`exp_sum_f32`], and `out_j = prev_j / s` bit for bit, over ragged lengths,
+    /// with the memory around `out` left alone; a slice of another length declines.
+    #[test]
+    fn softmax_step_matches_its_parts() {
+        if !have() {
+            return;
+        }
+        const SENTINEL: u32 = 0x7fc0_5678;
+        let pool = inputs_f32(3000);
+        for n in (1..=70).chain([96, 97, 1000]) {
+            for t in 0..4usize {
+                let x = &pool[t * 50..t * 50 + n];
+                let prev: Vec<f32> = pool[1500 + t..1500 + t + n]
+                    .iter()
+                    .map(|v| v.abs())
+                    .collect();
+                let m = 1.5f32;
+                let s = 3.0f32 + t as f32 * 0.37;
+                let mut want_e = vec![0.0f32; n];
+                let mut want_acc = [0.0f32; LANES];
+                assert!(exp_sum_f32(m, Some(x), &mut want_e, &mut want_acc));
+                for with_div in [false, true] {
+                    let mut e = vec![0.0f32; n];
+                    let mut acc = [0.0f32; LANES];
+                    let mut buf = vec![f32::from_bits(SENTINEL); n + 40];
+                    assert!(softmax_step_f32(SoftmaxStep {
+                        m,
+                        x,
+                        e: &mut e,
+                        acc: &mut acc,
+                        div: with_div.then(|| (&prev[..], s, &mut buf[20..20 + n])),
+                    }));
+                    let ctx = format!("n {n} t {t} div {with_div}");
+                    assert!(
+                        e.iter().zip(&want_e).all(|(a, b)| same32(*a, *b)),
+                        "{ctx}: e"
+                    );
+                    assert!(
+                        acc.iter().zip(&want_acc).all(|(a, b)| same32(*a, *b)),
+                        "{ctx}: acc"
+                    );
+                    for (i, &v) in buf.iter().enumerate() {
+                        if with_div && (20..20 + n).contains(&i) {
+                            assert!(same32(v, prev[i - 20] / s), "{ctx}: out at {i}");
+                        } else {
+                            assert_eq!(v.to_bits(), SENTINEL, "{ctx}: wrote {i}");
+                        }
+                    }
+                }
+                let mut e = vec![9.0f32; n];
+                let mut acc = [9.0f32; LANES];
+                let mut o = vec![9.0f32; n + 1];
+                let step = SoftmaxStep {
+                    m,
+                    x,
+                    e: &mut e,
+                    acc: &mut acc,
+                    div: Some((&prev[..], s, &mut o[..])),
+                };
+                assert!(!softmax_step_f32(step));
+                assert!(
+                    e.iter()
+                        .chain(acc.iter())
+                        .chain(o.iter())
+                        .all(|&v| v == 9.0)
+                );
+            }
+        }
+    }
+
+    /// `max_f32` against the `max_nan` fold (a zero of either sign; a NaN for a NaN):
+    /// every length to 200 with specials at several places, rows of only signed zeros,
+    /// only `-inf`, and empty.
+    #[test]
+    fn max_is_the_fold() {
+        if !have() {
+            return;
+        }
+        let pool = inputs_f32(400);
+        let specials = [
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            1e-40,
+            -1e-40,
+            f32::MAX,
+        ];
+        let fold = |x: &[f32]| {
+            x.iter().fold(f32::NEG_INFINITY, |a, &b| {
+                gpukit_core::numeric::max_nan(a, b)
+            })
+        };
+        let check = |x: &[f32], ctx: &str| {
+            let got = max_f32(x).expect("runs at AVX-512");
+            let want = fold(x);
+            assert!(
+                got == want || (got.is_nan() && want.is_nan()),
+                "{ctx}: {got} want {want}"
+            );
+        };
+        for n in 0..=200usize {
+            let base: Vec<f32> = pool[..n]
+                .iter()
+                .map(|v| if v.is_nan() { 1.0 } else { *v })
+                .collect();
+            check(&base, &format!("n {n}"));
+            for (k, &sp) in specials.iter().enumerate() {
+                for at in [0, n / 2, n.saturating_sub(1)] {
+                    if n == 0 {
+                        continue;
+                    }
+                    let mut x: Vec<f32> = base.iter().map(|v| -v.abs() - 1.0).collect();
+                    x[at] = sp;
+                    check(&x, &format!("n {n} special {k} at {at}"));
+                }
+            }
+            let zeros: Vec<f32> = (0..n)
+                .map(|i| if i % 3 == 1 { 0.0 } else { -0.0 })
+                .collect();
+            check(&zeros, &format!("zeros n {n}"));
+            check(&vec![f32::NEG_INFINITY; n], &format!("-inf n {n}"));
         }
     }
 

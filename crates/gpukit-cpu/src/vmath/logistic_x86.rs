@@ -100,7 +100,7 @@ fn tanh2(x: V2) -> V2 {
     // 0.5625 <= |x| < 9.5: 1 - 2/(e^{2|x|} + 1) in double words, on the stand-in 1.0
     // elsewhere.
     let ac = both(|j| _mm512_mask_blend_ps(small[j] | big[j] | nan[j], a[j], one));
-    let (k, hi, lo) = exp_kernel2(both(|j| _mm512_mul_ps(two, ac[j])));
+    let (k, _, hi, lo) = exp_kernel2(both(|j| _mm512_mul_ps(two, ac[j])));
     let sc = both(|j| pow2i(k[j]));
     let eh = both(|j| _mm512_mul_ps(hi[j], sc[j]));
     let el = both(|j| _mm512_mul_ps(lo[j], sc[j]));
@@ -151,10 +151,10 @@ fn sigmoid2(x: V2) -> V2 {
             _mm512_set1_epi32(i32::MIN),
         ))
     });
-    let (k, hi, lo) = exp_kernel2(na);
+    let (k, kf, hi, lo) = exp_kernel2(na);
     // x < -24: exp_f32(x) = hi · 2^k rounded once.
     let yl = both(|j| {
-        let s = _mm512_scalef_ps(hi[j], _mm512_cvtepi32_ps(k[j]));
+        let s = _mm512_scalef_ps(hi[j], kf[j]);
         _mm512_mask_blend_ps(under[j], s, zero)
     });
     // -24 <= x <= 18.

@@ -78,20 +78,18 @@ pub trait LaneMath: Real {
     /// Returns `false`, touching nothing, where there is none (the caller then runs the
     /// lane form) or `src` is shorter than `e`.
     fn exp_sum(m: Self, src: Option<&[Self]>, e: &mut [Self], acc: &mut [Self; LANES]) -> bool;
-    /// [`LaneMath::exp_sum`] over one row with the previous row's division in the same
-    /// loop: also `out_j = prev_j / s`, `j < e.len()` (f32 at AVX-512). Returns `false`,
-    /// touching nothing, where there is no such loop or unless `src`, `prev` and `out`
-    /// have `e`'s length.
-    #[allow(clippy::too_many_arguments)]
-    fn exp_sum_div(
-        m: Self,
-        src: &[Self],
-        e: &mut [Self],
-        acc: &mut [Self; LANES],
-        prev: &[Self],
-        s: Self,
-        out: &mut [Self],
-    ) -> bool;
+    /// One step of softmax's software-pipelined rows with an explicit-SIMD loop, where
+    /// this type and the calling thread's SIMD level have one (f32 at AVX-512): in one
+    /// loop over the row, [`LaneMath::exp_sum`] of `step.x` into `step.e` and
+    /// `step.acc`, and the previous row's division `out_j = prev_j / s` (`step.div`).
+    /// Returns `false`, touching nothing, where there is no such loop or the slices'
+    /// lengths differ from `step.e`'s.
+    fn softmax_step(step: SoftmaxStep<'_, Self>) -> bool;
+    /// The maximum softmax subtracts from a row with an explicit-SIMD loop, where this
+    /// type and the calling thread's SIMD level have one (f32 at AVX-512): the
+    /// `max_nan` fold's value up to the sign of a zero, a NaN where the row has one,
+    /// `-inf` when empty. `None` where there is no such loop.
+    fn row_max(x: &[Self]) -> Option<Self>;
     /// [`Real::sin`] in lane form (f32: the scalar function itself, which is
     /// branch-free; f64: the scalar function, one element at a time).
     fn sin_l(self) -> Self;
@@ -154,7 +152,7 @@ pub trait LaneMath: Real {
 
 macro_rules! lane_math {
     ($t:ty, $sel:ident, $exp:ident, $log:ident, $tanh:ident, $sig:ident, $erf:ident, $sin:path, $cos:path,
-     $slice:path, $exp_sum:path, $exp_sum_div:path) => {
+     $slice:path, $exp_sum:path, $softmax_step:path, $row_max:path) => {
         impl LaneMath for $t {
             #[inline(always)]
             fn select(m: bool, a: $t, b: $t) -> $t {
@@ -189,16 +187,12 @@ macro_rules! lane_math {
                 $exp_sum(m, src, e, acc)
             }
             #[inline(always)]
-            fn exp_sum_div(
-                m: $t,
-                src: &[$t],
-                e: &mut [$t],
-                acc: &mut [$t; LANES],
-                prev: &[$t],
-                s: $t,
-                out: &mut [$t],
-            ) -> bool {
-                $exp_sum_div(m, src, e, acc, prev, s, out)
+            fn softmax_step(step: SoftmaxStep<'_, $t>) -> bool {
+                $softmax_step(step)
+            }
+            #[inline(always)]
+            fn row_max(x: &[$t]) -> Option<$t> {
+                $row_max(x)
             }
             #[inline(always)]
             fn sin_l(self) -> $t {
@@ -224,7 +218,8 @@ lane_math!(
     gpukit_core::math::cos_f32,
     slice_f32,
     exp_sum_f32,
-    exp_sum_div_f32
+    softmax_step_f32,
+    row_max_f32
 );
 lane_math!(
     f64,
@@ -238,7 +233,8 @@ lane_math!(
     gpukit_core::math::cos_f64,
     no_slice,
     no_exp_sum,
-    no_exp_sum_div
+    no_softmax_step,
+    no_row_max
 );
 
 /// A function with an explicit-SIMD slice loop ([`LaneMath::slice`]).
@@ -280,36 +276,50 @@ fn exp_sum_f32(m: f32, src: Option<&[f32]>, e: &mut [f32], acc: &mut [f32; LANES
     return no_exp_sum(m, src, e, acc);
 }
 
-/// Softmax's explicit-SIMD exp-and-sum loop with the previous row's division, for f32
-/// (x86-64; `false` elsewhere).
-#[inline(always)]
-fn exp_sum_div_f32(
-    m: f32,
-    src: &[f32],
-    e: &mut [f32],
-    acc: &mut [f32; LANES],
-    prev: &[f32],
-    s: f32,
-    out: &mut [f32],
-) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return exp_x86::exp_sum_div_f32(m, src, e, acc, prev, s, out);
-    #[cfg(not(target_arch = "x86_64"))]
-    return no_exp_sum_div(m, src, e, acc, prev, s, out);
+/// One step of softmax's pipelined rows ([`LaneMath::softmax_step`]): the row `x`
+/// (maximum `m`) into its exps `e` and lane sums `acc`, with the previous row's
+/// division in the same loop.
+pub struct SoftmaxStep<'a, T> {
+    /// This row's maximum.
+    pub m: T,
+    /// This row's input.
+    pub x: &'a [T],
+    /// This row's `exp(x_j - m)`, written.
+    pub e: &'a mut [T],
+    /// The reduction shape's 32 lanes, each `e_j` added to lane `j % 32`.
+    pub acc: &'a mut [T; LANES],
+    /// The previous row's exps, their sum `s`, and its output: `out_j = prev_j / s`.
+    pub div: Option<(&'a [T], T, &'a mut [T])>,
 }
 
-/// No explicit-SIMD exp-and-sum loop with a division for this type.
+/// Softmax's explicit-SIMD pipelined step for f32 (x86-64; `false` elsewhere).
 #[inline(always)]
-fn no_exp_sum_div<T>(
-    _m: T,
-    _src: &[T],
-    _e: &mut [T],
-    _acc: &mut [T; LANES],
-    _prev: &[T],
-    _s: T,
-    _out: &mut [T],
-) -> bool {
+fn softmax_step_f32(step: SoftmaxStep<'_, f32>) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return exp_x86::softmax_step_f32(step);
+    #[cfg(not(target_arch = "x86_64"))]
+    return no_softmax_step(step);
+}
+
+/// No explicit-SIMD pipelined softmax step for this type.
+#[inline(always)]
+fn no_softmax_step<T>(_step: SoftmaxStep<'_, T>) -> bool {
     false
+}
+
+/// Softmax's explicit-SIMD row maximum for f32 (x86-64; `None` elsewhere).
+#[inline(always)]
+fn row_max_f32(x: &[f32]) -> Option<f32> {
+    #[cfg(target_arch = "x86_64")]
+    return exp_x86::max_f32(x);
+    #[cfg(not(target_arch = "x86_64"))]
+    return no_row_max(x);
+}
+
+/// No explicit-SIMD row maximum for this type.
+#[inline(always)]
+fn no_row_max<T>(_x: &[T]) -> Option<T> {
+    None
 }
 
 /// No explicit-SIMD exp-and-sum loop for this type: the caller runs the lane form.
