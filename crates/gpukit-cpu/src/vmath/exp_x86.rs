@@ -1,7 +1,7 @@
 //! `exp` in f32 over a slice, and softmax's exp-and-sum pass, with explicit AVX-512
 //! instructions; and the two-vector helpers the other explicit loops
 //! ([`super::logistic_x86`]) share: [`V2`], [`both`], [`run2`], [`horner2`],
-//! [`exp_kernel2`], [`pow2i`].
+//! [`exp_kernel2`].
 //!
 //! [`exp2v`] is the lane form [`super::exp_f32`] on two vectors, every step written
 //! for both side by side, with two steps in another form and the same value:
@@ -354,16 +354,6 @@ pub(super) fn exp_kernel2(x: V2) -> ([__m512i; 2], V2, V2, V2) {
     let hi = both(|j| _mm512_add_ps(s[j], t[j]));
     let lo = both(|j| _mm512_add_ps(_mm512_sub_ps(s[j], hi[j]), t[j]));
     (k, kf, hi, lo)
-}
-
-/// `2^k` from the bits (`-126 <= k <= 127`).
-#[inline]
-#[target_feature(enable = "avx512f")]
-pub(super) fn pow2i(k: __m512i) -> __m512 {
-    _mm512_castsi512_ps(_mm512_slli_epi32::<23>(_mm512_add_epi32(
-        k,
-        _mm512_set1_epi32(127),
-    )))
 }
 
 #[cfg(test)]

@@ -10,9 +10,11 @@
 //! written for both vectors side by side ([`both`]), so the two chains interleave in
 //! the instruction stream itself.
 //!
-//! One step differs in form, not in value: sigmoid's `scale_f32(hi, k)` (the `x < -24`
-//! path, `hi · 2^k` rounded once) is `vscalefps`, which computes the correctly rounded
-//! `hi · 2^k` in one instruction, as the lane form's two exact scalings do.
+//! The scalings by `2^k` differ in form, not in value: they are `vscalefps` with the
+//! exp kernel's float `kf`. Sigmoid's `scale_f32(hi, k)` (the `x < -24` path, `hi · 2^k`
+//! rounded once) is the correctly rounded `hi · 2^k` in one instruction, as the lane
+//! form's two exact scalings give; the other paths' `hi · 2^k` and `lo · 2^k` are exact
+//! either way (normal results), as the lane form's products by `pow2i(k)` are.
 //!
 //! The entry points are safe: [`tanh_f32_slice`] and [`sigmoid_f32_slice`] run at the
 //! calling thread's [`simd_level`] and return `false`, touching nothing, below
@@ -22,7 +24,7 @@ use std::arch::x86_64::*;
 
 use gpukit_core::math::TANH_F32;
 
-use super::exp_x86::{V2, both, exp_kernel2, horner2, pow2i, run2};
+use super::exp_x86::{V2, both, exp_kernel2, horner2, run2};
 
 use crate::kernels::simd::{SimdLevel, simd_level};
 
@@ -100,10 +102,10 @@ fn tanh2(x: V2) -> V2 {
     // 0.5625 <= |x| < 9.5: 1 - 2/(e^{2|x|} + 1) in double words, on the stand-in 1.0
     // elsewhere.
     let ac = both(|j| _mm512_mask_blend_ps(small[j] | big[j] | nan[j], a[j], one));
-    let (k, _, hi, lo) = exp_kernel2(both(|j| _mm512_mul_ps(two, ac[j])));
-    let sc = both(|j| pow2i(k[j]));
-    let eh = both(|j| _mm512_mul_ps(hi[j], sc[j]));
-    let el = both(|j| _mm512_mul_ps(lo[j], sc[j]));
+    let (_, kf, hi, lo) = exp_kernel2(both(|j| _mm512_mul_ps(two, ac[j])));
+    // hi · 2^k and lo · 2^k, exact (0 <= k <= 28).
+    let eh = both(|j| _mm512_scalef_ps(hi[j], kf[j]));
+    let el = both(|j| _mm512_scalef_ps(lo[j], kf[j]));
     let dh = both(|j| _mm512_add_ps(eh[j], one));
     let dl = both(|j| _mm512_add_ps(_mm512_add_ps(_mm512_sub_ps(eh[j], dh[j]), one), el[j]));
     let qh = both(|j| _mm512_div_ps(two, dh[j]));
@@ -151,16 +153,16 @@ fn sigmoid2(x: V2) -> V2 {
             _mm512_set1_epi32(i32::MIN),
         ))
     });
-    let (k, kf, hi, lo) = exp_kernel2(na);
+    let (_, kf, hi, lo) = exp_kernel2(na);
     // x < -24: exp_f32(x) = hi · 2^k rounded once.
     let yl = both(|j| {
         let s = _mm512_scalef_ps(hi[j], kf[j]);
         _mm512_mask_blend_ps(under[j], s, zero)
     });
     // -24 <= x <= 18.
-    let sc = both(|j| pow2i(k[j]));
-    let eh = both(|j| _mm512_mul_ps(hi[j], sc[j]));
-    let el = both(|j| _mm512_mul_ps(lo[j], sc[j]));
+    // hi · 2^k and lo · 2^k, exact (-35 <= k <= 0).
+    let eh = both(|j| _mm512_scalef_ps(hi[j], kf[j]));
+    let el = both(|j| _mm512_scalef_ps(lo[j], kf[j]));
     let dh = both(|j| _mm512_add_ps(one, eh[j]));
     let dl = both(|j| _mm512_add_ps(_mm512_add_ps(_mm512_sub_ps(one, dh[j]), eh[j]), el[j]));
     let pos = both(|j| _mm512_cmp_ps_mask::<_CMP_GE_OQ>(xc[j], zero));
