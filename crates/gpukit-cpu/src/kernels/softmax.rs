@@ -17,28 +17,45 @@ use crate::vmath::{LaneMath, SoftmaxStep};
 
 /// A compute type softmax runs in: reduction lanes, bulk loads, lane math.
 pub(crate) trait SoftReal:
-    Real + LaneReal + CpuFloat + FloatElement<Real = Self> + LaneMath + NanBits
+    Real + LaneReal + CpuFloat + FloatElement<Real = Self> + LaneMath + OrderKey
 {
 }
-impl<R: Real + LaneReal + CpuFloat + FloatElement<Real = R> + LaneMath + NanBits> SoftReal for R {}
+impl<R: Real + LaneReal + CpuFloat + FloatElement<Real = R> + LaneMath + OrderKey> SoftReal for R {}
 
-/// A float's magnitude bits, for spotting NaNs among a row's values: the bits of
-/// `|x|` as a signed integer are above those of `+inf` exactly for NaNs.
-pub(crate) trait NanBits: Copy {
-    /// The integer type of the bits.
+/// A float's bits as a signed integer key in the float's total order (`-NaN < -inf <
+/// ... < -0 < +0 < ... < +inf < +NaN`): the magnitude bits of negative values flipped.
+/// The map is its own inverse.
+pub(crate) trait OrderKey: Copy {
+    /// The key's integer type.
     type K: Copy + Ord;
-    /// The bits of `|self|`: above [`Self::INF_BITS`] exactly for NaNs.
+    /// The key of `-inf`.
+    const NEG_INF_KEY: Self::K;
+    /// The key of `self`.
+    fn key(self) -> Self::K;
+    /// The float of a key.
+    fn from_key(k: Self::K) -> Self;
+    /// The bits of `|self|` as the key type: above [`Self::INF_BITS`] exactly for NaNs.
     fn abs_bits(self) -> Self::K;
     /// The bits of `+inf`.
     const INF_BITS: Self::K;
 }
 
-/// `NanBits` for a float type `$f` with signed bits `$i` (same width).
-macro_rules! nan_bits {
+/// `OrderKey` for a float type `$f` with bits `$u` and key `$i` (same width).
+macro_rules! order_key {
     ($f:ty, $i:ty) => {
-        impl NanBits for $f {
+        impl OrderKey for $f {
             type K = $i;
+            const NEG_INF_KEY: $i = (<$f>::NEG_INFINITY.to_bits() as $i) ^ <$i>::MAX;
             const INF_BITS: $i = <$f>::INFINITY.to_bits() as $i;
+            #[inline(always)]
+            fn key(self) -> $i {
+                let b = self.to_bits() as $i;
+                b ^ ((b >> (<$i>::BITS - 1)) & <$i>::MAX)
+            }
+            #[inline(always)]
+            fn from_key(k: $i) -> $f {
+                <$f>::from_bits((k ^ ((k >> (<$i>::BITS - 1)) & <$i>::MAX)) as _)
+            }
             #[inline(always)]
             fn abs_bits(self) -> $i {
                 (self.to_bits() as $i) & <$i>::MAX
@@ -46,49 +63,49 @@ macro_rules! nan_bits {
         }
     };
 }
-nan_bits!(f32, i32);
-nan_bits!(f64, i64);
+order_key!(f32, i32);
+order_key!(f64, i64);
 
-/// The maximum softmax subtracts from a row: `max_nan` over `x` (`-inf` when empty),
-/// the sequential fold's value up to the sign of a zero maximum. Softmax only uses it
-/// in `x_j - m`, where that sign never shows: `x - (±0)` is `x` for `x ≠ 0`, and for
-/// `x = ±0` a zero whose `exp` is 1 either way. Without NaNs the maximum does not
-/// depend on the order; it is found in 32 independent `max` lanes (`if v > acc { v }
-/// else { acc }`, one `vmaxps`) that stay in registers. A NaN (tracked beside as the
-/// largest magnitude bits, above `+inf`'s only for NaNs) sends the row to the
-/// sequential fold, whose result is its first NaN.
+/// The maximum softmax subtracts from a row: `max_nan` over `x` (`-inf` when empty).
+/// Where [`LaneMath::row_max`] has a loop, its value: the fold's up to the sign of a
+/// zero maximum, which softmax never shows (it only uses `x_j - m`: `x - (±0)` is `x`
+/// for `x ≠ 0`, and for `x = ±0` a zero whose `exp` is 1 either way). Elsewhere the
+/// fold's value exactly: without NaNs the maximum does not depend on the order and is
+/// the element with the largest [`OrderKey`] (which puts +0 above -0, as `max_nan`
+/// prefers it), found in 32 independent integer-max lanes that stay in registers. A
+/// NaN (tracked beside as the largest magnitude bits, above `+inf`'s only for NaNs)
+/// sends the row to the sequential fold, whose result is its first NaN.
 #[inline(always)]
 pub(crate) fn max_lanes<R: SoftReal>(x: &[R]) -> R {
     // An explicit-SIMD loop where there is one (f32 at AVX-512): LLVM's form of the
-    // loop below is fast only where it keeps the lanes in registers, which it does
-    // not do in every calling context.
+    // loop below kept its lanes on the stack in some calling contexts.
     if let Some(m) = R::row_max(x) {
         return m;
     }
     const W: usize = 32;
-    let mut acc = [R::NEG_INFINITY; W];
+    let mut acc = [R::NEG_INF_KEY; W];
     let mut mag = [R::INF_BITS; W];
     let mut it = x.chunks_exact(W);
     for c in &mut it {
         for l in 0..W {
-            acc[l] = if c[l] > acc[l] { c[l] } else { acc[l] };
+            acc[l] = acc[l].max(c[l].key());
             mag[l] = mag[l].max(c[l].abs_bits());
         }
     }
-    let mut k = R::NEG_INFINITY;
+    let mut k = R::NEG_INF_KEY;
     let mut m = R::INF_BITS;
     for l in 0..W {
-        k = if acc[l] > k { acc[l] } else { k };
+        k = k.max(acc[l]);
         m = m.max(mag[l]);
     }
     for &v in it.remainder() {
-        k = if v > k { v } else { k };
+        k = k.max(v.key());
         m = m.max(v.abs_bits());
     }
     if m > R::INF_BITS {
         return x.iter().fold(R::NEG_INFINITY, |m, &v| max_nan(m, v));
     }
-    k
+    R::from_key(k)
 }
 
 /// `e_j = exp(x_j - m)` for the items of one chunk of the reduction shape (at most
