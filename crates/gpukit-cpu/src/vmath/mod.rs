@@ -44,6 +44,8 @@ mod funcs;
 mod logistic_x86;
 #[cfg(test)]
 pub(crate) mod tests;
+#[cfg(target_arch = "x86_64")]
+mod weights_x86;
 
 pub use funcs::{erf_f32, erf_f64, log_f32, log_f64, sigmoid_f32, sigmoid_f64, tanh_f32, tanh_f64};
 
@@ -90,6 +92,15 @@ pub trait LaneMath: Real {
     /// `max_nan` fold's value up to the sign of a zero, a NaN where the row has one,
     /// `-inf` when empty. `None` where there is no such loop.
     fn row_max(x: &[Self]) -> Option<Self>;
+    /// The fused attention's softmax weights of one key tile with an explicit-SIMD
+    /// loop, where this type and the calling thread's SIMD level have one (f32 at
+    /// AVX-512): for key rows `j < nk` of `st` in order (row `j` at
+    /// `st[j*ld..j*ld + m.len()]`) and every query row `r`,
+    /// `p = exp(st[j][r] - m[r])` ([`LaneMath::exp_l`]), `0` where `m[r]` is `-inf`,
+    /// written over the score, and `l[r] = l[r] + p`. Returns `false`, touching
+    /// nothing, where there is no such loop, `l` and `m` differ in length, `m` is longer
+    /// than `ld`, or `st` is too short.
+    fn attn_weights(st: &mut [Self], ld: usize, nk: usize, m: &[Self], l: &mut [Self]) -> bool;
     /// [`Real::sin`] in lane form (f32: the scalar function itself, which is
     /// branch-free; f64: the scalar function, one element at a time).
     fn sin_l(self) -> Self;
@@ -152,7 +163,7 @@ pub trait LaneMath: Real {
 
 macro_rules! lane_math {
     ($t:ty, $sel:ident, $exp:ident, $log:ident, $tanh:ident, $sig:ident, $erf:ident, $sin:path, $cos:path,
-     $slice:path, $exp_sum:path, $softmax_step:path, $row_max:path) => {
+     $slice:path, $exp_sum:path, $softmax_step:path, $row_max:path, $weights:path) => {
         impl LaneMath for $t {
             #[inline(always)]
             fn select(m: bool, a: $t, b: $t) -> $t {
@@ -195,6 +206,10 @@ macro_rules! lane_math {
                 $row_max(x)
             }
             #[inline(always)]
+            fn attn_weights(st: &mut [$t], ld: usize, nk: usize, m: &[$t], l: &mut [$t]) -> bool {
+                $weights(st, ld, nk, m, l)
+            }
+            #[inline(always)]
             fn sin_l(self) -> $t {
                 $sin(self)
             }
@@ -219,7 +234,8 @@ lane_math!(
     slice_f32,
     exp_sum_f32,
     softmax_step_f32,
-    row_max_f32
+    row_max_f32,
+    attn_weights_f32
 );
 lane_math!(
     f64,
@@ -234,7 +250,8 @@ lane_math!(
     no_slice,
     no_exp_sum,
     no_softmax_step,
-    no_row_max
+    no_row_max,
+    no_attn_weights
 );
 
 /// A function with an explicit-SIMD slice loop ([`LaneMath::slice`]).
@@ -314,6 +331,22 @@ fn row_max_f32(x: &[f32]) -> Option<f32> {
     return exp_x86::max_f32(x);
     #[cfg(not(target_arch = "x86_64"))]
     return no_row_max(x);
+}
+
+/// The fused attention's explicit-SIMD weights for f32 ([`LaneMath::attn_weights`];
+/// x86-64, `false` elsewhere).
+#[inline(always)]
+fn attn_weights_f32(st: &mut [f32], ld: usize, nk: usize, m: &[f32], l: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return weights_x86::attn_weights_f32(st, ld, nk, m, l);
+    #[cfg(not(target_arch = "x86_64"))]
+    return no_attn_weights(st, ld, nk, m, l);
+}
+
+/// No explicit-SIMD attention weights for this type.
+#[inline(always)]
+fn no_attn_weights<T>(_st: &mut [T], _ld: usize, _nk: usize, _m: &[T], _l: &mut [T]) -> bool {
+    false
 }
 
 /// No explicit-SIMD row maximum for this type.

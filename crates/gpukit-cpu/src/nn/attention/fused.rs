@@ -421,8 +421,11 @@ where
                 *a = *a * cr;
             }
             // Weights, and the denominator's additions in ascending key order (a key a
-            // row drops has weight 0 and is not added).
-            for j in 0..nk {
+            // row drops has weight 0 and is not added). Every key kept: the explicit
+            // loop where there is one (f32 at AVX-512), the same values.
+            let done = !general
+                && <T::Real as LaneMath>::attn_weights(&mut w.st[..nk * ld], ld, nk, mnew, l);
+            for j in 0..if done { 0 } else { nk } {
                 let srow = &mut w.st[j * ld..j * ld + rp];
                 let keep = &w.keep[j * BQ..j * BQ + rp];
                 for (r, ((s, &mn), a)) in srow
