@@ -1,6 +1,6 @@
 //! `exp` in f32 over a slice, and softmax's exp-and-sum pass, with explicit AVX-512
 //! instructions; and the two-vector helpers the other explicit loops
-//! ([`super::logistic_x86`]) share: [`V2`], [`both`], [`run2`], [`horner2`],
+//! ([`super::logistic_x86`]) share: [`V2`], [`both`], [`run2`], [`masks2`], [`horner2`],
 //! [`exp_kernel2`].
 //!
 //! [`exp2v`] is the lane form [`super::exp_f32`] on two vectors, every step written
@@ -296,9 +296,7 @@ pub(super) unsafe fn run2(src: Option<&[f32]>, out: &mut [f32], f: impl Fn(V2) -
         i += 32;
     }
     if i < n {
-        let r = n - i;
-        let k0: __mmask16 = if r >= 16 { u16::MAX } else { (1u16 << r) - 1 };
-        let k1: __mmask16 = if r > 16 { (1u16 << (r - 16)) - 1 } else { 0 };
+        let [k0, k1] = masks2(n - i);
         // SAFETY: masked-off lanes are neither read nor written (they do not fault);
         // the lanes kept are inside both slices.
         unsafe {
@@ -309,6 +307,21 @@ pub(super) unsafe fn run2(src: Option<&[f32]>, out: &mut [f32], f: impl Fn(V2) -
             _mm512_mask_storeu_ps(dst.add((i + 16).min(n)), k1, y[1]);
         }
     }
+}
+
+/// The lane masks of two 16-lane vectors over the first `min(r, 32)` of `r` elements:
+/// the first vector's lanes for elements `0..16`, the second's for `16..32`.
+#[inline(always)]
+pub(super) fn masks2(r: usize) -> [__mmask16; 2] {
+    let k0 = if r >= 16 { u16::MAX } else { (1u16 << r) - 1 };
+    let k1 = if r >= 32 {
+        u16::MAX
+    } else if r > 16 {
+        (1u16 << (r - 16)) - 1
+    } else {
+        0
+    };
+    [k0, k1]
 }
 
 /// `c[0] + x·(c[1] + x·(…))`, one fused multiply-add per step (the scalar

@@ -12,7 +12,7 @@
 
 use std::arch::x86_64::*;
 
-use super::exp_x86::{both, exp2v};
+use super::exp_x86::{both, exp2v, masks2};
 use crate::kernels::simd::{SimdLevel, simd_level};
 
 /// The weights of `nk` key rows of the scores `st` (row `j` at `st[j*ld..j*ld+rp]`,
@@ -53,14 +53,7 @@ unsafe fn weights_loop(st: &mut [f32], ld: usize, nk: usize, m: &[f32], l: &mut 
     let mut i = 0;
     while i < rp {
         let r = rp - i;
-        let k0: __mmask16 = if r >= 16 { u16::MAX } else { (1u16 << r) - 1 };
-        let k1: __mmask16 = if r >= 32 {
-            u16::MAX
-        } else if r > 16 {
-            (1u16 << (r - 16)) - 1
-        } else {
-            0
-        };
+        let [k0, k1] = masks2(r);
         // The second vector's offset, kept inside the row when its mask is empty.
         let h = (i + 16).min(rp);
         // SAFETY: the masks keep only lanes i..rp of each slice and of each score row
