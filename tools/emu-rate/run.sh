@@ -16,6 +16,9 @@
 # ROUNDS (default 3) runs old then new, one host thread each (RAYON_NUM_THREADS=1),
 # each taking the fastest of 3 passes; the script prints every rate and the ratio of
 # the best rates. Thread-instruction counts must agree (same PTX, same semantics).
+#
+# EMU_RATE_FLAGS (default empty) is passed to both emulators' runs: `--no-racecheck`
+# measures memcheck alone (the old commit has the same switch).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OLD_REV=${1:-5fd9037}
@@ -23,6 +26,13 @@ ROUNDS=${2:-3}
 WORKLOAD=${3:-selftest}
 OUT=target/emu-rate
 mkdir -p "$OUT"
+# The selftest's user-kernel demos compile through NVRTC: use the pinned wheels when
+# kernels-cuda/toolchain.sh has installed them (without them those few launches are
+# left out of the recording, with a message).
+NVRTC_LIB=$PWD/target/cuda-tools/root/nvidia/cuda_nvrtc/lib
+if [ -d "$NVRTC_LIB" ]; then
+    export LD_LIBRARY_PATH="$NVRTC_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 
 cargo build --release -q -p gpukit-ptx --example emu_rate
 case "$WORKLOAD" in
@@ -58,7 +68,7 @@ for r in $(seq "$ROUNDS"); do
     for which in old new; do
         bin=$old_bin
         [ "$which" = new ] && bin=$new_bin
-        line=$(RAYON_NUM_THREADS=1 "$bin" "$REPLAY" kernels-cuda/ptx --top 0 --repeat 3 | grep '^rate ')
+        line=$(RAYON_NUM_THREADS=1 "$bin" "$REPLAY" kernels-cuda/ptx --top 0 --repeat 3 ${EMU_RATE_FLAGS:-} | grep '^rate ')
         read -r _ insts secs rate <<< "$line"
         echo "round $r $which: $insts thread instructions in $secs s: $rate /s"
         if [ "$which" = old ]; then
