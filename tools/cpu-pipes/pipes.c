@@ -11,21 +11,23 @@
 #include <stdlib.h>
 #include <x86intrin.h>
 
-#define CHAINS(op)                                                                      \
-    "1:\n" op " %%zmm15, %%zmm0, %%zmm0\n" op " %%zmm15, %%zmm1, %%zmm1\n" op           \
-    " %%zmm15, %%zmm2, %%zmm2\n" op " %%zmm15, %%zmm3, %%zmm3\n" op                    \
-    " %%zmm15, %%zmm4, %%zmm4\n" op " %%zmm15, %%zmm5, %%zmm5\n" op                    \
-    " %%zmm15, %%zmm6, %%zmm6\n" op " %%zmm15, %%zmm7, %%zmm7\n" op                    \
-    " %%zmm15, %%zmm8, %%zmm8\n" op " %%zmm15, %%zmm9, %%zmm9\n" op                    \
-    " %%zmm15, %%zmm10, %%zmm10\n" op " %%zmm15, %%zmm11, %%zmm11\n"                   \
+/* Twelve independent chains: instruction `a` on registers 0, 2, ..., 10 and `b` on
+ * 1, 3, ..., 11 (the same instruction twice for a single-instruction row), each reading
+ * register `src` as its other operand. */
+#define CHAINS(a, b, src)                                                               \
+    "1:\n" a " " src ", %%zmm0, %%zmm0\n" b " " src ", %%zmm1, %%zmm1\n" a " " src       \
+    ", %%zmm2, %%zmm2\n" b " " src ", %%zmm3, %%zmm3\n" a " " src ", %%zmm4, %%zmm4\n" b \
+    " " src ", %%zmm5, %%zmm5\n" a " " src ", %%zmm6, %%zmm6\n" b " " src                \
+    ", %%zmm7, %%zmm7\n" a " " src ", %%zmm8, %%zmm8\n" b " " src ", %%zmm9, %%zmm9\n" a \
+    " " src ", %%zmm10, %%zmm10\n" b " " src ", %%zmm11, %%zmm11\n"                      \
     "dec %0\njnz 1b\n"
 
 #define ITERS 10000000L
-#define RUN(name, op)                                                                   \
+#define RUN(name, a, b, src)                                                            \
     do {                                                                                \
         long n = ITERS;                                                                 \
         unsigned long long t0 = __rdtsc();                                              \
-        __asm__ volatile(CHAINS(op) : "+r"(n)::"cc", "xmm0", "xmm1", "xmm2", "xmm3",     \
+        __asm__ volatile(CHAINS(a, b, src) : "+r"(n)::"cc", "xmm0", "xmm1", "xmm2", "xmm3",     \
                          "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",        \
                          "xmm11");                                                      \
         double t = (double)(__rdtsc() - t0) / (ITERS * 12.0);                           \
@@ -38,8 +40,12 @@
 int main(int argc, char **argv) {
     double scale = argc > 2 ? atof(argv[1]) / atof(argv[2]) : 0.0;
     float one = 1.0f;
-    /* Every chain starts at 1.0 and steps by 1.0: no special values on the way. */
+    /* Every chain starts at 1.0. zmm15 = 1.0: division and multiplication by it keep
+     * the chains at 1.0, adds and fused multiply-adds grow them (exactly, finite for
+     * these iteration counts). zmm14 = 0.0: `vscalefps` by 2^0 keeps its chains at 1.0
+     * (by 1.0 they would double into infinity). The integer rows do not care. */
     __asm__ volatile("vbroadcastss %0, %%zmm15\n"
+                     "vpxord %%zmm14, %%zmm14, %%zmm14\n"
                      "vmovaps %%zmm15, %%zmm0\nvmovaps %%zmm15, %%zmm1\n"
                      "vmovaps %%zmm15, %%zmm2\nvmovaps %%zmm15, %%zmm3\n"
                      "vmovaps %%zmm15, %%zmm4\nvmovaps %%zmm15, %%zmm5\n"
@@ -47,14 +53,17 @@ int main(int argc, char **argv) {
                      "vmovaps %%zmm15, %%zmm8\nvmovaps %%zmm15, %%zmm9\n"
                      "vmovaps %%zmm15, %%zmm10\nvmovaps %%zmm15, %%zmm11\n" ::"m"(one)
                      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-                       "xmm8", "xmm9", "xmm10", "xmm11", "xmm15");
-    RUN("vaddps zmm", "vaddps");
-    RUN("vmulps zmm", "vmulps");
-    RUN("vfmadd231ps zmm", "vfmadd231ps");
-    RUN("vdivps zmm", "vdivps");
-    RUN("vscalefps zmm", "vscalefps");
-    RUN("vpermilps zmm (var)", "vpermilps");
-    RUN("vpaddd zmm", "vpaddd");
-    RUN("vpandd zmm", "vpandd");
+                       "xmm8", "xmm9", "xmm10", "xmm11", "xmm14", "xmm15");
+    RUN("vaddps zmm", "vaddps", "vaddps", "%%zmm15");
+    RUN("vmulps zmm", "vmulps", "vmulps", "%%zmm15");
+    RUN("vfmadd231ps zmm", "vfmadd231ps", "vfmadd231ps", "%%zmm15");
+    RUN("vdivps zmm", "vdivps", "vdivps", "%%zmm15");
+    RUN("vscalefps zmm", "vscalefps", "vscalefps", "%%zmm14");
+    RUN("vpermilps zmm (var)", "vpermilps", "vpermilps", "%%zmm15");
+    RUN("vpaddd zmm", "vpaddd", "vpaddd", "%%zmm15");
+    RUN("vpandd zmm", "vpandd", "vpandd", "%%zmm15");
+    /* Mixed: both kinds in flight at once (per instruction of either kind). */
+    RUN("vaddps + vfmadd231ps", "vaddps", "vfmadd231ps", "%%zmm15");
+    RUN("vaddps + vmulps", "vaddps", "vmulps", "%%zmm15");
     return 0;
 }
