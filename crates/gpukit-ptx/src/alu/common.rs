@@ -26,7 +26,19 @@ pub(crate) fn sx(x: u64, w: W) -> i64 {
 /// operations, which vectorise).
 #[inline(always)]
 pub(crate) fn lane_masks(bits: u32) -> [u64; 32] {
-    std::array::from_fn(|l| 0u64.wrapping_sub(u64::from((bits >> l) & 1)))
+    lanes(|l| 0u64.wrapping_sub(u64::from((bits >> l) & 1)))
+}
+
+/// `[f(0), f(1), .., f(31)]` as a plain loop into the caller (`std::array::from_fn`
+/// can stay an out-of-line call, which inside the interpreter's per-ISA warp loops is
+/// compiled for the baseline ISA and does not vectorise).
+#[inline(always)]
+pub(crate) fn lanes(f: impl Fn(usize) -> u64) -> Lanes {
+    let mut out = [0u64; 32];
+    for (l, o) in out.iter_mut().enumerate() {
+        *o = f(l);
+    }
+    out
 }
 
 /// `dst[l] = src[l]` in the lanes of `exec`, the others kept (as one blend).

@@ -10,7 +10,7 @@ mod bits;
 mod common;
 mod fp;
 
-pub(crate) use common::{Lanes, blend_lanes, lane_masks, sx, zx};
+pub(crate) use common::{Lanes, blend_lanes, lane_masks, lanes, sx, zx};
 pub(crate) use fp::{BHALF, HALF, fadd, min_max};
 
 use gpukit_core::halfconv;
@@ -118,7 +118,13 @@ fn exec_lanes(f: &Alu, regs: &mut [Lanes], d: u32, s: &[u32; 4], exec: u32) {
         compute_lanes(f, src, dst);
     } else {
         let mut out = [0u64; 32];
-        compute_lanes(f, s.map(|x| &regs[x as usize]), &mut out);
+        let src = [
+            &regs[s[0] as usize],
+            &regs[s[1] as usize],
+            &regs[s[2] as usize],
+            &regs[s[3] as usize],
+        ];
+        compute_lanes(f, src, &mut out);
         if d == SINK {
             return;
         }
@@ -317,17 +323,32 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4], o: &mut Lanes) {
             to,
             to_signed,
             sat,
+        } if !sat => {
+            // Without saturation the conversion is an extension from `from` and one
+            // to the register from `to` (`sx(zx(v, to), to) == sx(v, to)`): shift pairs
+            // by amounts fixed for the instruction, one loop per signedness pair so
+            // each vectorises (the saturating form below works in i128, lane by lane).
+            match (from_signed, to_signed) {
+                (false, false) => map1(o, r(0), move |x| zx(zx(x, from), to)),
+                (false, true) => map1(o, r(0), move |x| sx(zx(x, from), to) as u64),
+                (true, false) => map1(o, r(0), move |x| zx(sx(x, from) as u64, to)),
+                (true, true) => map1(o, r(0), move |x| sx(sx(x, from) as u64, to) as u64),
+            }
+        }
+        Alu::CvtInt {
+            from,
+            from_signed,
+            to,
+            to_signed,
+            ..
         } => map1(o, r(0), move |x| {
+            // Saturating: clamped to `to`'s range in i128.
             let v: i128 = if from_signed {
                 i128::from(sx(x, from))
             } else {
                 i128::from(zx(x, from))
             };
-            let v = if sat {
-                v.clamp(int_min(to, to_signed), int_max(to, to_signed))
-            } else {
-                v
-            };
+            let v = v.clamp(int_min(to, to_signed), int_max(to, to_signed));
             let t = zx(v as u64, to);
             if to_signed { sx(t, to) as u64 } else { t }
         }),

@@ -168,7 +168,9 @@ impl Warp {
         }
     }
 
-    /// Absorbs the runnable lanes waiting at the group's pc.
+    /// Absorbs the runnable lanes waiting at the group's pc. (Inlined: in the
+    /// interpreter's per-ISA warp loops its lane compares are vector code.)
+    #[inline(always)]
     pub(super) fn merge(&mut self) {
         // Over all 32 lanes at once (vector compares and a minimum), the lanes that are
         // not runnable standing at `NONE`.
@@ -186,14 +188,27 @@ impl Warp {
         self.merge_pc = next;
     }
 
+    /// With no group, makes the runnable lanes at the lowest pc the group (the common
+    /// case of [`Block::select`], kept in the warp loop).
+    #[inline(always)]
+    pub(super) fn regroup(&mut self) {
+        let min = self.runnable_pcs().into_iter().min().unwrap_or(NONE);
+        self.group = 0;
+        self.group_pc = min;
+        self.merge_pc = min;
+        self.merge();
+    }
+
     /// Each lane's pc if it is runnable, else [`NONE`].
     #[inline(always)]
     pub(super) fn runnable_pcs(&self) -> [u32; 32] {
         let r = self.runnable;
-        std::array::from_fn(|l| {
+        let mut pcs = [0u32; 32];
+        for (l, pc) in pcs.iter_mut().enumerate() {
             let on = 0u32.wrapping_sub((r >> l) & 1);
-            (self.lane_pc[l] & on) | !on
-        })
+            *pc = (self.lane_pc[l] & on) | !on;
+        }
+        pcs
     }
 
     /// Sends the whole group to `target`.

@@ -1,7 +1,7 @@
 //! Memory instructions: address resolution and memcheck, loads, stores, `cp.async` and
 //! atomics (with the global fast path), and racecheck of shared accesses.
 
-use crate::alu;
+use crate::alu::{self, lanes};
 use crate::error::{ErrorKind, InstrRef, RaceKind, Space};
 use crate::program::*;
 
@@ -168,14 +168,14 @@ impl Block<'_, '_> {
         match addr {
             Addr::Reg(r, off) => {
                 let v = &w.regs[r as usize];
-                std::array::from_fn(|l| v[l].wrapping_add(off as u64))
+                lanes(|l| v[l].wrapping_add(off as u64))
             }
             Addr::Reg32(r, off) => {
                 let v = &w.regs[r as usize];
-                std::array::from_fn(|l| u64::from((v[l] as u32).wrapping_add(off as u32)))
+                lanes(|l| u64::from((v[l] as u32).wrapping_add(off as u32)))
             }
             Addr::Abs(a) => [a; 32],
-            Addr::Frame(o) => std::array::from_fn(|l| u64::from(w.frame_base[l]) + u64::from(o)),
+            Addr::Frame(o) => lanes(|l| u64::from(w.frame_base[l]) + u64::from(o)),
         }
     }
 

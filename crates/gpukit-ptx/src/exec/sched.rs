@@ -128,11 +128,22 @@ fn init_block(ctx: &LaunchCtx<'_>, s: &mut Scratch, bidx: [u32; 3]) {
                 loc.resize(frame0 as usize, 0);
             }
         }
-        // Each lane's thread index, divided out once per warp.
-        let tids: [[u32; 3]; 32] = std::array::from_fn(|l| {
-            let tid = first + l as u32;
-            [tid % bx, (tid / bx) % by, tid / (bx * by)]
-        });
+        // Each lane's thread index: the warp's first divided out once, the others
+        // stepped from it with carries (no division per lane).
+        let mut tids = [[0u32; 3]; 32];
+        let mut t = [first % bx, (first / bx) % by, first / (bx * by)];
+        for slot in tids.iter_mut() {
+            *slot = t;
+            t[0] += 1;
+            if t[0] == bx {
+                t[0] = 0;
+                t[1] += 1;
+                if t[1] == by {
+                    t[1] = 0;
+                    t[2] += 1;
+                }
+            }
+        }
         for &(r, init) in &prog.consts {
             let lanes = &mut w.regs[r as usize];
             match init {
@@ -445,11 +456,7 @@ impl Block<'_, '_> {
         let prog = self.ctx.prog;
         let w = &mut self.warps[wi];
         if w.runnable != 0 {
-            let min = w.runnable_pcs().into_iter().min().unwrap_or(NONE);
-            w.group = 0;
-            w.group_pc = min;
-            w.merge_pc = min;
-            w.merge();
+            w.regroup();
             return Ok(true);
         }
         if w.parked != 0 {

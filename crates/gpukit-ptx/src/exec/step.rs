@@ -2,7 +2,7 @@
 //! branch semantics are here; memory, barrier, warp-synchronous and call instructions
 //! go to their family's file.
 
-use crate::alu::{self, Lanes, blend_lanes, lane_masks};
+use crate::alu::{self, Lanes, blend_lanes, lane_masks, lanes};
 use crate::error::ErrorKind;
 use crate::program::*;
 
@@ -74,8 +74,13 @@ impl Block<'_, '_> {
         let max_steps = self.ctx.max_steps.unwrap_or(u64::MAX);
         let counting = self.stats.tally.is_some();
         loop {
-            if self.warps[wi].group == 0 && !self.select(wi)? {
-                return Ok(());
+            if self.warps[wi].group == 0 {
+                let w = &mut self.warps[wi];
+                if w.runnable != 0 {
+                    w.regroup();
+                } else if !self.select(wi)? {
+                    return Ok(());
+                }
             }
             if *steps >= SLICE {
                 return Ok(());
@@ -142,7 +147,7 @@ impl Block<'_, '_> {
                         // destination), then one blend per lane: vector code.
                         let (av, bv) = (regs[*a as usize], regs[*b as usize]);
                         let pl = lane_masks(pm);
-                        let v: Lanes = std::array::from_fn(|l| (av[l] & pl[l]) | (bv[l] & !pl[l]));
+                        let v: Lanes = lanes(|l| (av[l] & pl[l]) | (bv[l] & !pl[l]));
                         blend_lanes(&mut regs[*d as usize], &v, exec);
                     }
                     w.advance();
@@ -240,7 +245,8 @@ impl Block<'_, '_> {
                             if d == SINK {
                                 continue;
                             }
-                            let out = sv.map(|x| (x >> (u32::from(*bits) * k as u32)) & mask);
+                            let sh = u32::from(*bits) * k as u32;
+                            let out = lanes(|l| (sv[l] >> sh) & mask);
                             write_lanes(&mut w.regs, d, &out, exec);
                         }
                     }
@@ -249,7 +255,7 @@ impl Block<'_, '_> {
                 Op::LocalAddr { d, off } => {
                     if exec != 0 && *d != SINK {
                         let base = w.frame_base;
-                        let out = std::array::from_fn(|l| u64::from(base[l]) + u64::from(*off));
+                        let out = lanes(|l| u64::from(base[l]) + u64::from(*off));
                         write_lanes(&mut w.regs, *d, &out, exec);
                     }
                     w.advance();
@@ -275,7 +281,9 @@ impl Block<'_, '_> {
                             _ => 0,
                         };
                         let (to, narrow) = (*to_generic, *narrow);
-                        let out = w.regs[*a as usize].map(|x| {
+                        let av = &w.regs[*a as usize];
+                        let out = lanes(|l| {
+                            let x = av[l];
                             let x = if narrow { u64::from(x as u32) } else { x };
                             let r = if to {
                                 x.wrapping_add(base)
