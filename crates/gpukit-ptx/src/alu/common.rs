@@ -141,7 +141,7 @@ pub(super) fn to_f64(fmt: Fmt, x: u64) -> f64 {
 }
 
 /// Applies `f` to one element, or to both 16-bit halves when `x2`.
-#[inline]
+#[inline(always)]
 pub(super) fn halves(x2: bool, a: u64, b: u64, c: u64, f: impl Fn(u64, u64, u64) -> u64) -> u64 {
     if x2 {
         let lo = f(a & 0xFFFF, b & 0xFFFF, c & 0xFFFF) & 0xFFFF;

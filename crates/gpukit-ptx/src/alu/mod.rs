@@ -298,20 +298,30 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4], o: &mut Lanes) {
             _ => map2(o, r(0), r(1), move |x, y| float_op(op, m, x, y, 0)),
         },
         Alu::MinMax(mm) => map2(o, r(0), r(1), move |x, y| min_max(mm, x, y)),
-        Alu::AbsF { fmt, ftz, x2 } => map1(o, r(0), move |x| {
-            halves(x2, x, 0, 0, |a, _, _| {
-                let a = a & fmt_mask(fmt);
-                let a = if ftz { fmt.ftz(a) } else { a };
-                fmt.abs(a)
-            })
-        }),
-        Alu::NegF { fmt, ftz, x2 } => map1(o, r(0), move |x| {
-            halves(x2, x, 0, 0, |a, _, _| {
-                let a = a & fmt_mask(fmt);
-                let a = if ftz { fmt.ftz(a) } else { a };
-                fmt.neg(a)
-            })
-        }),
+        Alu::AbsF { fmt, ftz, x2 } => map1(
+            o,
+            r(0),
+            #[inline(always)]
+            move |x| {
+                halves(x2, x, 0, 0, |a, _, _| {
+                    let a = a & fmt_mask(fmt);
+                    let a = if ftz { fmt.ftz(a) } else { a };
+                    fmt.abs(a)
+                })
+            },
+        ),
+        Alu::NegF { fmt, ftz, x2 } => map1(
+            o,
+            r(0),
+            #[inline(always)]
+            move |x| {
+                halves(x2, x, 0, 0, |a, _, _| {
+                    let a = a & fmt_mask(fmt);
+                    let a = if ftz { fmt.ftz(a) } else { a };
+                    fmt.neg(a)
+                })
+            },
+        ),
         Alu::Copysign(fmt) => map2(o, r(0), r(1), move |a, b| {
             let sign = 1u64 << (fmt.exp_bits + fmt.man_bits);
             (b & fmt_mask(fmt) & !sign) | (a & sign)
@@ -386,14 +396,19 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4], o: &mut Lanes) {
                 // loop per format so each inlines its conversion.
                 macro_rules! narrow_with {
                     ($f:path) => {
-                        map1(o, r(0), |x| {
-                            let v = f32a(x);
-                            if v.is_nan() {
-                                to.canonical_nan
-                            } else {
-                                u64::from($f(v))
-                            }
-                        })
+                        map1(
+                            o,
+                            r(0),
+                            #[inline(always)]
+                            |x| {
+                                let v = f32a(x);
+                                if v.is_nan() {
+                                    to.canonical_nan
+                                } else {
+                                    u64::from($f(v))
+                                }
+                            },
+                        )
                     };
                 }
                 if to == float::F16 {
@@ -433,14 +448,19 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4], o: &mut Lanes) {
             };
             macro_rules! to_int_with {
                 ($t:ty, $u:ty) => {
-                    map1(o, r(0), |x| {
-                        let v = wide(x);
-                        if v.is_nan() {
-                            nan
-                        } else {
-                            round(v) as $t as $u as u64
-                        }
-                    })
+                    map1(
+                        o,
+                        r(0),
+                        #[inline(always)]
+                        |x| {
+                            let v = wide(x);
+                            if v.is_nan() {
+                                nan
+                            } else {
+                                round(v) as $t as $u as u64
+                            }
+                        },
+                    )
                 };
             }
             match (to, signed) {
@@ -465,6 +485,40 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4], o: &mut Lanes) {
             let v = float::to_int(from, x, rnd, to.bits(), signed, nan);
             if signed { sx(v, to) as u64 } else { v }
         }),
+        // To f32 or f64, round to nearest, no saturation: Rust's `as` conversions,
+        // which round to nearest even (exact IEEE conversions), in vector lanes.
+        Alu::CvtI2F {
+            from,
+            signed,
+            to,
+            rnd: Rnd::Rn,
+            sat: false,
+        } if to == F32 || to == F64 => match (signed, to == F64) {
+            (true, true) => map1(
+                o,
+                r(0),
+                #[inline(always)]
+                |x| f64r(sx(x, from) as f64),
+            ),
+            (false, true) => map1(
+                o,
+                r(0),
+                #[inline(always)]
+                |x| f64r(zx(x, from) as f64),
+            ),
+            (true, false) => map1(
+                o,
+                r(0),
+                #[inline(always)]
+                |x| f32r(sx(x, from) as f32),
+            ),
+            (false, false) => map1(
+                o,
+                r(0),
+                #[inline(always)]
+                |x| f32r(zx(x, from) as f32),
+            ),
+        },
         Alu::CvtI2F {
             from,
             signed,

@@ -551,3 +551,60 @@ fn integer_conversions_match_the_i128_reference() {
         }
     }
 }
+
+/// Integer to f32/f64 with round to nearest (the hardware conversion) gives the
+/// soft-float core's bits for every source width and signedness: zero, the extremes,
+/// values past 2^24 and 2^53 that round (ties included), and random bits.
+#[test]
+fn int_to_float_fast_path_matches_soft_float() {
+    let mut vals: Vec<u64> = vec![
+        0,
+        1,
+        u64::MAX,
+        i64::MIN as u64,
+        i64::MAX as u64,
+        0x7FFF_FFFF,
+        0x8000_0000,
+        0xFFFF_FFFF,
+        (1 << 24) + 1,
+        (1 << 24) + 3,
+        (1 << 53) + 1,
+        (1 << 53) + 3,
+        0x0123_4567_89AB_CDEF,
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..200 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        vals.push(seed);
+        vals.push(seed >> (seed % 64));
+    }
+    for from in [W::W8, W::W16, W::W32, W::W64] {
+        for signed in [false, true] {
+            for to in [F32, F64] {
+                let f = Alu::CvtI2F {
+                    from,
+                    signed,
+                    to,
+                    rnd: Rnd::Rn,
+                    sat: false,
+                };
+                let got = exec_over(&f, &vals);
+                for (&x, &g) in vals.iter().zip(&got) {
+                    let (neg, mag) = if signed {
+                        let v = sx(x, from);
+                        (v < 0, u128::from(v.unsigned_abs()))
+                    } else {
+                        (false, u128::from(zx(x, from)))
+                    };
+                    let want = float::from_int(to, neg, mag, Rnd::Rn);
+                    assert_eq!(
+                        g, want,
+                        "cvt.rn {from:?} signed {signed} -> {to:?} of {x:#x}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -12,6 +12,7 @@ impl Block<'_, '_> {
     /// Arrival at a warp-synchronous instruction: `Some(lanes)` when every member
     /// has arrived (the caller executes it for `lanes`), `None` when the executing
     /// lanes must wait.
+    #[inline(always)]
     pub(super) fn warp_sync_arrive(
         &mut self,
         wi: usize,
@@ -205,6 +206,7 @@ impl Block<'_, '_> {
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 pub(super) fn shfl(
     w: &mut Warp,
     exec: u32,
