@@ -1,8 +1,9 @@
 //! Memory instructions: address resolution and memcheck, loads, stores, `cp.async` and
 //! atomics (with the global fast path), and racecheck of shared accesses.
 
-use crate::alu::{self, lanes};
+use crate::alu::{self, Lanes, lanes};
 use crate::error::{ErrorKind, InstrRef, RaceKind, Space};
+use crate::memory::GlobalMemory;
 use crate::program::*;
 
 use super::common::*;
@@ -413,22 +414,19 @@ impl Block<'_, '_> {
         if let Some(addrs) = self.global_fast_path(wi, exec, space, addr, total, false) {
             let mem = &self.ctx.mem;
             let regs = &mut self.warps[wi].regs;
-            let sh = 64 - 8 * size;
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                for k in 0..usize::from(n) {
-                    let v = mem.load(addrs[l] + (k as u64) * u64::from(size), size);
-                    let v = if sext {
-                        (((v << sh) as i64) >> sh) as u64
-                    } else {
-                        v
-                    };
-                    let d = dsts[k];
-                    if d != SINK {
-                        regs[d as usize][l] = v;
-                    }
+            // One destination at a time (the addresses are already taken, and loads do
+            // not interfere), the width a constant in each loop.
+            for (k, &d) in dsts.iter().enumerate().take(usize::from(n)) {
+                if d == SINK {
+                    continue;
+                }
+                let dst = &mut regs[d as usize];
+                let off = (k as u64) * u64::from(size);
+                match size {
+                    1 => load_lanes::<1>(mem, &addrs, off, exec, sext, dst),
+                    2 => load_lanes::<2>(mem, &addrs, off, exec, sext, dst),
+                    4 => load_lanes::<4>(mem, &addrs, off, exec, sext, dst),
+                    _ => load_lanes::<8>(mem, &addrs, off, exec, sext, dst),
                 }
             }
             self.tally_fast(exec, space, &addrs, total, false);
@@ -488,14 +486,15 @@ impl Block<'_, '_> {
         if let Some(addrs) = self.global_fast_path(wi, exec, space, addr, total, true) {
             let mem = &self.ctx.mem;
             let regs = &self.warps[wi].regs;
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                for k in 0..usize::from(n) {
-                    let v = regs[srcs[k] as usize][l];
-                    mem.store(addrs[l] + (k as u64) * u64::from(size), size, v);
-                }
+            // Lane by lane, each lane's elements in order (lanes that overlap leave the
+            // last lane's bytes, as the lane-by-lane path does); the width a constant.
+            match (size, n) {
+                (4, 1) => store_lanes::<4>(mem, regs, &addrs, exec, 1, srcs),
+                (8, 1) => store_lanes::<8>(mem, regs, &addrs, exec, 1, srcs),
+                (1, _) => store_lanes::<1>(mem, regs, &addrs, exec, n, srcs),
+                (2, _) => store_lanes::<2>(mem, regs, &addrs, exec, n, srcs),
+                (4, _) => store_lanes::<4>(mem, regs, &addrs, exec, n, srcs),
+                _ => store_lanes::<8>(mem, regs, &addrs, exec, n, srcs),
             }
             self.tally_fast(exec, space, &addrs, total, true);
             return Ok(());
@@ -687,6 +686,60 @@ impl Block<'_, '_> {
 }
 
 /// The new value of an atomic location (`None`: unchanged).
+/// `dst[l] = mem[addrs[l] + off]` (`S` bytes, sign-extended when `sext`) in the lanes of
+/// `exec`; the addresses were checked by the warp's fast path.
+#[inline(always)]
+fn load_lanes<const S: u32>(
+    mem: &GlobalMemory<'_>,
+    addrs: &[u64; 32],
+    off: u64,
+    exec: u32,
+    sext: bool,
+    dst: &mut Lanes,
+) {
+    let sh = 64 - 8 * S;
+    let ext = |v: u64| {
+        if sext {
+            (((v << sh) as i64) >> sh) as u64
+        } else {
+            v
+        }
+    };
+    if exec == FULL {
+        for (d, &a) in dst.iter_mut().zip(addrs) {
+            *d = ext(mem.load(a + off, S));
+        }
+    } else {
+        let mut m = exec;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            dst[l] = ext(mem.load(addrs[l] + off, S));
+        }
+    }
+}
+
+/// Stores `n` elements of `S` bytes per lane of `exec` from `regs[srcs[k]]` at
+/// `addrs[l] + k*S`, lane by lane; the addresses were checked by the warp's fast path.
+#[inline(always)]
+fn store_lanes<const S: u32>(
+    mem: &GlobalMemory<'_>,
+    regs: &[Lanes],
+    addrs: &[u64; 32],
+    exec: u32,
+    n: u8,
+    srcs: &[u32; 8],
+) {
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        for (k, &s) in srcs.iter().enumerate().take(usize::from(n)) {
+            mem.store(addrs[l] + (k as u64) * u64::from(S), S, regs[s as usize][l]);
+        }
+    }
+}
+
 fn atom_apply(op: AtomOp, size: u32, global: bool, old: u64, b: u64, c: u64) -> Option<u64> {
     let w = if size == 8 {
         W::W64

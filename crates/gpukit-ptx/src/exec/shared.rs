@@ -116,16 +116,16 @@ impl Block<'_, '_> {
                 continue;
             }
             let dst = &mut regs[d as usize];
-            let at = |l: usize| offs[l] as usize + k * size as usize;
+            let off = k * size as usize;
             if broadcast {
-                *dst = [ext(read_le(sh, at(0), size as usize)); 32];
+                *dst = [ext(read_le(sh, offs[0] as usize + off, size as usize)); 32];
                 continue;
             }
-            let mut m = exec;
-            while m != 0 {
-                let l = m.trailing_zeros() as usize;
-                m &= m - 1;
-                dst[l] = ext(read_le(sh, at(l), size as usize));
+            match size {
+                1 => read_lanes::<1>(sh, offs, off, exec, &ext, dst),
+                2 => read_lanes::<2>(sh, offs, off, exec, &ext, dst),
+                4 => read_lanes::<4>(sh, offs, off, exec, &ext, dst),
+                _ => read_lanes::<8>(sh, offs, off, exec, &ext, dst),
             }
         }
         Ok(())
@@ -147,17 +147,62 @@ impl Block<'_, '_> {
         self.race_lanes(wi, pc, exec, offs, size * u32::from(n), true)?;
         let regs = &self.warps[wi].regs;
         let sh = &mut self.shared[..];
-        // Lane order, then value order: as the lane-by-lane path (two lanes storing the
-        // same bytes is a race, found above unless racecheck is off; the last lane wins).
+        match (size, n) {
+            (4, 1) => write_lanes_at::<4>(sh, regs, offs, exec, 1, srcs),
+            (8, 1) => write_lanes_at::<8>(sh, regs, offs, exec, 1, srcs),
+            (1, _) => write_lanes_at::<1>(sh, regs, offs, exec, n, srcs),
+            (2, _) => write_lanes_at::<2>(sh, regs, offs, exec, n, srcs),
+            (4, _) => write_lanes_at::<4>(sh, regs, offs, exec, n, srcs),
+            _ => write_lanes_at::<8>(sh, regs, offs, exec, n, srcs),
+        }
+        Ok(())
+    }
+}
+
+/// `dst[l] = ext(shared[offs[l] + off])` (`S` bytes) in the lanes of `exec`, the width
+/// a constant (the offsets were checked for the warp).
+#[inline(always)]
+fn read_lanes<const S: usize>(
+    sh: &[u8],
+    offs: &[u32; 32],
+    off: usize,
+    exec: u32,
+    ext: &impl Fn(u64) -> u64,
+    dst: &mut [u64; 32],
+) {
+    if exec == FULL {
+        for (d, &o) in dst.iter_mut().zip(offs) {
+            *d = ext(read_le(sh, o as usize + off, S));
+        }
+    } else {
         let mut m = exec;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;
-            for k in 0..usize::from(n) {
-                let v = regs[srcs[k] as usize][l];
-                write_le(sh, offs[l] as usize + k * size as usize, size as usize, v);
-            }
+            dst[l] = ext(read_le(sh, offs[l] as usize + off, S));
         }
-        Ok(())
+    }
+}
+
+/// Writes `n` values of `S` bytes per lane of `exec` from `regs[srcs[k]]` at
+/// `offs[l] + k*S`, in lane order, then value order (as the lane-by-lane path: two
+/// lanes storing the same bytes is a race, found before unless racecheck is off; the
+/// last lane wins).
+#[inline(always)]
+fn write_lanes_at<const S: usize>(
+    sh: &mut [u8],
+    regs: &[[u64; 32]],
+    offs: &[u32; 32],
+    exec: u32,
+    n: u8,
+    srcs: &[u32; 8],
+) {
+    let mut m = exec;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
+        for (k, &s) in srcs.iter().enumerate().take(usize::from(n)) {
+            write_le(sh, offs[l] as usize + k * S, S, regs[s as usize][l]);
+        }
     }
 }
