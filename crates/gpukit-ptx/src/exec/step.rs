@@ -72,6 +72,9 @@ impl Block<'_, '_> {
         let prog = self.ctx.prog;
         let start = self.steps;
         let max_steps = self.ctx.max_steps.unwrap_or(u64::MAX);
+        // One compare per instruction for both stops: the time slice and the step limit
+        // (which of the two it was is sorted out when it is reached).
+        let limit = SLICE.min(max_steps.saturating_sub(start));
         let counting = self.stats.tally.is_some();
         loop {
             if self.warps[wi].group == 0 {
@@ -82,13 +85,13 @@ impl Block<'_, '_> {
                     return Ok(());
                 }
             }
-            if *steps >= SLICE {
-                return Ok(());
-            }
-            *steps += 1;
-            if start + *steps > max_steps {
+            if *steps >= limit {
+                if *steps >= SLICE {
+                    return Ok(());
+                }
                 return Err(fault(ErrorKind::StepLimit(max_steps), wi, None, None));
             }
+            *steps += 1;
             let w = &mut self.warps[wi];
             if w.runnable == 0 {
                 w.div_steps = 0;
