@@ -13,6 +13,7 @@ use gpukit_core::half::{bf16, f16};
 use gpukit_core::numeric::{BinaryOp, UnaryOp};
 use gpukit_reference as reference;
 
+#[path = "../common/mod.rs"]
 mod common;
 use common::{assert_bits, ulps_f32};
 

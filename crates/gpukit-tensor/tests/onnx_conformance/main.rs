@@ -7,6 +7,7 @@
 //! reason (docs/onnx.md repeats the list); a listed case that starts to pass fails the
 //! test too, so the list stays true.
 
+#[path = "../common/mod.rs"]
 mod common;
 
 use std::collections::BTreeMap;
