@@ -7,7 +7,7 @@
 //!   batch dims of 0 and 1, k = 0), also checked equal to `matmul` per output matrix;
 //! - gemm's four transpose combinations giving the same bits for the same values.
 //!
-//! gemm with `trans_a` and a broadcast C is in the gemm suite of nn_conv.rs; the bad
+//! gemm with `trans_a` and a broadcast C is in the gemm suite of nn_conv/oracle.rs; the bad
 //! inputs of all three are at the end of this file.
 
 use gpukit::half::{bf16, f16};

@@ -16,7 +16,7 @@ from tools/bench-compare/requirements.txt on its first run):
 
     target/bench-venv/bin/python tools/onnx-conformance/make_fixtures.py
 
-The Rust side is crates/gpukit-tensor/tests/onnx_conformance.rs.
+The Rust side is crates/gpukit-tensor/tests/onnx_conformance/ (run in mapping.rs).
 """
 import math
 import os

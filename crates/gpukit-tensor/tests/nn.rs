@@ -1,7 +1,7 @@
 //! Tensor conv / pool / batch-norm methods: shapes derived from `auto_pad`,
 //! `ceil_mode` and `output_shape`, 1-D as 2-D, bit-identity with the buffer ops, and
 //! the errors for bad input. Values against ONNX's reference are in
-//! `onnx_conformance.rs`.
+//! `onnx_conformance/`.
 
 mod common;
 
