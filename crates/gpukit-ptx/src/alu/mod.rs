@@ -493,32 +493,25 @@ fn compute_lanes(f: &Alu, src: [&Lanes; 4], o: &mut Lanes) {
             to,
             rnd: Rnd::Rn,
             sat: false,
-        } if to == F32 || to == F64 => match (signed, to == F64) {
-            (true, true) => map1(
-                o,
-                r(0),
-                #[inline(always)]
-                |x| f64r(sx(x, from) as f64),
-            ),
-            (false, true) => map1(
-                o,
-                r(0),
-                #[inline(always)]
-                |x| f64r(zx(x, from) as f64),
-            ),
-            (true, false) => map1(
-                o,
-                r(0),
-                #[inline(always)]
-                |x| f32r(sx(x, from) as f32),
-            ),
-            (false, false) => map1(
-                o,
-                r(0),
-                #[inline(always)]
-                |x| f32r(zx(x, from) as f32),
-            ),
-        },
+        } if to == F32 || to == F64 => {
+            // One loop per signedness and format, each with its conversion inlined.
+            macro_rules! from_int_with {
+                ($ext:path, $t:ty, $bits:path) => {
+                    map1(
+                        o,
+                        r(0),
+                        #[inline(always)]
+                        |x| $bits($ext(x, from) as $t),
+                    )
+                };
+            }
+            match (signed, to == F64) {
+                (true, true) => from_int_with!(sx, f64, f64r),
+                (false, true) => from_int_with!(zx, f64, f64r),
+                (true, false) => from_int_with!(sx, f32, f32r),
+                (false, false) => from_int_with!(zx, f32, f32r),
+            }
+        }
         Alu::CvtI2F {
             from,
             signed,
